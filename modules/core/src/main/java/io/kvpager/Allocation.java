@@ -1,0 +1,68 @@
+package io.kvpager;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * The answer to {@code alloc(n)}: either {@code n} block ids, or a miss with its reason. A miss is
+ * a normal outcome (the engine preempts and retries), not a failure.
+ */
+public final class Allocation {
+
+    private static final int[] NONE = new int[0];
+
+    private final int[] blocks;
+    private final MissReason miss;
+    private final String detail;
+
+    private Allocation(int[] blocks, MissReason miss, String detail) {
+        this.blocks = blocks;
+        this.miss = miss;
+        this.detail = detail;
+    }
+
+    /** An allocation of these block ids; the array is owned by the allocation from now on. */
+    public static Allocation of(int[] blocks) {
+        return new Allocation(Objects.requireNonNull(blocks, "blocks"), null, "");
+    }
+
+    /** A miss: no blocks, with why. */
+    public static Allocation miss(MissReason reason, String detail) {
+        return new Allocation(NONE, Objects.requireNonNull(reason, "reason"), detail == null ? "" : detail);
+    }
+
+    /** The block ids handed out; empty on a miss. */
+    public int[] blocks() {
+        return blocks.clone();
+    }
+
+    /** Number of blocks handed out. */
+    public int size() {
+        return blocks.length;
+    }
+
+    /** Block {@code i} of this allocation. */
+    public int block(int i) {
+        return blocks[i];
+    }
+
+    public boolean isMiss() {
+        return miss != null;
+    }
+
+    /** The reason of a miss, or {@code null} when blocks were handed out. */
+    public MissReason missReason() {
+        return miss;
+    }
+
+    /** What caused the miss, in words (e.g. the rank's driver error); empty otherwise. */
+    public String detail() {
+        return detail;
+    }
+
+    @Override
+    public String toString() {
+        return isMiss() ? "miss(" + miss + (detail.isEmpty() ? "" : ": " + detail) + ")"
+                : "blocks" + Arrays.toString(blocks);
+    }
+}
