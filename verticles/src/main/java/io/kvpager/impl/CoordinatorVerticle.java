@@ -1,0 +1,61 @@
+package io.kvpager.impl;
+
+import io.kvpager.KvCacheOptions;
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.MessageConsumer;
+
+/**
+ * One cache's coordinator: an event-loop verticle whose config is the cache's
+ * {@link KvCacheOptions} as JSON. On start it listens at {@code kvpager.<instance>.coordinator}
+ * and creates the pool's tensors on every rank; the start completes when they exist (or at once
+ * with {@code lazyStart}). On stop it destroys them.
+ *
+ * <p>When the tensors cannot be created, the deployment fails with the cause, after destroying
+ * what was created on some ranks.
+ */
+public final class CoordinatorVerticle extends VerticleBase {
+
+    private Coordinator coordinator;
+
+    /** How to deploy a coordinator for {@code options}. */
+    public static DeploymentOptions deploymentOptions(KvCacheOptions options) {
+        return new DeploymentOptions().setConfig(options.toJson());
+    }
+
+    @Override
+    public Future<?> start() {
+        KvCacheOptions options;
+        try {
+            options = new KvCacheOptions(config()).validate();
+            coordinator = new Coordinator(vertx, context, options);
+        } catch (IllegalArgumentException e) {
+            return Future.failedFuture(e);
+        }
+        MessageConsumer<Object> consumer = vertx.eventBus().consumer(coordinator.pool().coordinatorAddress(),
+                new CoordinatorEndpoint(coordinator));
+        Future<Void> started = coordinator.start();
+        if (options.isLazyStart()) {
+            return consumer.completion();
+        }
+        return consumer.completion().compose(v -> started)
+                .recover(e -> coordinator.close().transform(closed -> Future.failedFuture(e)));
+    }
+
+    @Override
+    public Future<?> stop() {
+        return coordinator == null ? Future.succeededFuture() : coordinator.close();
+    }
+
+    /** The cache's insides; call their methods only on {@link #context()}. */
+    public Coordinator coordinator() {
+        return coordinator;
+    }
+
+    /** The event-loop context every call on the {@link #coordinator()} must run on. */
+    public Context context() {
+        return context;
+    }
+}
