@@ -60,6 +60,8 @@ public final class Coordinator {
     private long refillPausedUntilNanos;
     private long refillBackoffMs;
     private String refillFailure;
+    /** Set by trim: an idle pool stays trimmed until the next allocation wants pages again. */
+    private boolean refillHeld;
     private Future<Void> closing;
 
     /**
@@ -131,6 +133,7 @@ public final class Coordinator {
         if (ready.failed()) {
             return Future.failedFuture(ready.cause());
         }
+        refillHeld = false;
         CompletionStage<Allocation> stage;
         try {
             stage = ledger.alloc(blocks);
@@ -207,10 +210,16 @@ public final class Coordinator {
         }
     }
 
+    /**
+     * Unmaps the idle reserve and the reclaimed pages no open fence holds, after any background
+     * work in flight. The refill then rests until the next allocation, or it would map the
+     * reserve straight back.
+     */
     public Future<Void> trim() {
         if (closing != null) {
             return Future.failedFuture(closed());
         }
+        refillHeld = true;
         return background.transform(ignored -> unwrap(ledger.trim())).mapEmpty();
     }
 
@@ -287,7 +296,7 @@ public final class Coordinator {
         }
         backgroundRunning = true;
         backgroundAgain = false;
-        boolean paused = System.nanoTime() < refillPausedUntilNanos;
+        boolean paused = refillHeld || System.nanoTime() < refillPausedUntilNanos;
         Future<Integer> refilled = paused ? Future.succeededFuture(0) : unwrap(ledger.refill()).recover(e -> {
             refillBackoffMs = Math.min(MAX_REFILL_BACKOFF_MS, Math.max(options.getRefillIntervalMs(), refillBackoffMs * 2));
             refillPausedUntilNanos = System.nanoTime() + refillBackoffMs * 1_000_000;
@@ -311,7 +320,7 @@ public final class Coordinator {
             });
         }).onComplete(ar -> {
             backgroundRunning = false;
-            if (backgroundAgain || (ledger.refillDemand() > 0 && System.nanoTime() >= refillPausedUntilNanos)) {
+            if (backgroundAgain || (!refillHeld && ledger.refillDemand() > 0 && System.nanoTime() >= refillPausedUntilNanos)) {
                 runBackground();
             }
         });

@@ -18,8 +18,9 @@ import java.util.UUID;
  * one has answered, failed, or run past the send timeout, so the caller decides on the whole
  * picture and never on the first failure alone.
  *
- * <p>The pool's {@code group} is written into every body here, last, from the pool this fan-out
- * serves; the rank's {@code pp} is its address. Nothing a caller passes can replace either. Each
+ * <p>The pool's {@code group} and the target rank's {@code pp} and {@code tp} are written into every
+ * body here, last, from the pool this fan-out serves; nothing a caller passes can replace them, and
+ * a worker refuses a request whose {@code pp} or {@code tp} is not its own. Each
  * map and unmap request carries a fresh {@code requestId}; the prefix is random per fan-out so a
  * restarted coordinator never collides with a worker's memory of earlier requests.
  *
@@ -62,16 +63,18 @@ public final class RankFanOut {
     }
 
     /**
-     * Sends {@code action} with {@code fields} to each of {@code ranks}; the pool's group is added
-     * to every body except {@code stats}, and a requestId to map and unmap. The future never fails:
+     * Sends {@code action} with {@code fields} to each of {@code ranks}; the rank's pp and tp and the
+     * pool's group are added to every body (no group for {@code stats}), and a requestId to map and unmap. The future never fails:
      * it holds one {@link RankReply} per rank, in the order given.
      */
     public Future<List<RankReply>> send(List<RankTarget> ranks, String action, JsonObject fields, long timeoutMs) {
         DeliveryOptions delivery = new DeliveryOptions().addHeader(ACTION, action).setSendTimeout(timeoutMs);
         List<Future<Message<Object>>> sent = new ArrayList<>(ranks.size());
         for (RankTarget rank : ranks) {
-            JsonObject body = fields.copy();
-            if (!STATS.equals(action)) {
+            JsonObject body = fields.copy().put("pp", rank.pp()).put("tp", rank.tp());
+            if (STATS.equals(action)) {
+                body.remove("group");
+            } else {
                 body.put("group", pool.group());
             }
             if (MAP.equals(action) || UNMAP.equals(action)) {

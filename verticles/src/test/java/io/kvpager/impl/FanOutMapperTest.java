@@ -232,13 +232,17 @@ class FanOutMapperTest {
     @Test
     void thePoolsStagesAndGroupReachTheRanksWhateverTheCallerPasses(Vertx vertx, VertxTestContext test) {
         pool(vertx, "fan-pp", List.of(0, 1), 2, 1007).compose(p -> p.map(9)
-                .compose(v -> p.on(() -> p.fanOut().toAll("tensors-created", new JsonObject().put("group", 0))))
+                .compose(v -> p.on(() -> p.fanOut().toAll("tensors-created",
+                        new JsonObject().put("group", 0).put("pp", 5).put("tp", 5))))
                 .map(replies -> {
                     assertThat(p.ranks()).extracting(r -> r.rank.name()).containsExactly("pp0/tp0", "pp0/tp1", "pp1/tp0", "pp1/tp1");
                     for (ScriptedRank r : p.ranks()) {
                         assertThat(r.mapped).containsExactly(9);
-                        assertThat(r.received("map").getFirst().getInteger("group")).isEqualTo(1007);
-                        assertThat(r.received("tensors-created").getFirst().getInteger("group")).isEqualTo(1007);
+                        for (JsonObject sent : List.of(r.received("map").getFirst(), r.received("tensors-created").getFirst())) {
+                            assertThat(sent.getInteger("group")).isEqualTo(1007);
+                            assertThat(sent.getInteger("pp")).isEqualTo(r.rank.pp());
+                            assertThat(sent.getInteger("tp")).isEqualTo(r.rank.tp());
+                        }
                     }
                     return replies;
                 })).onComplete(test.succeedingThenComplete());
