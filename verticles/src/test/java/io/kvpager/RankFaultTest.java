@@ -116,17 +116,19 @@ class RankFaultTest {
         Setup s = setup(vertx, name, 300);
         FaultPlan faults = device(name, 1, "pp0/tp1").faults();
         faults.add(Fault.hang(DriverCall.MAP));
-
-        Allocation miss = await(s.cache().alloc(1));
-        assertThat(miss.missReason()).isEqualTo(MissReason.MAP_FAILED);
-        assertThat(miss.detail()).contains("pp0/tp1 TIMEOUT", "pp0/tp1 did not answer map within 300 ms",
-                "unmap again on pp0/tp0, pp0/tp2, pp0/tp3");
-        // the hung rank could not answer the compensation either: its state is unknown, so the page is quarantined
-        assertThat(miss.detail()).contains("page 0 quarantined");
-        assertThat(await(s.cache().stats()).pool().quarantinedPages()).isEqualTo(1);
-
-        faults.clear();
-        faults.releaseHangs();
+        try {
+            Allocation miss = await(s.cache().alloc(1));
+            assertThat(miss.missReason()).isEqualTo(MissReason.MAP_FAILED);
+            assertThat(miss.detail()).contains("pp0/tp1 TIMEOUT", "pp0/tp1 did not answer map within 300 ms",
+                    "compensation: unmap again on pp0/tp0, pp0/tp2, pp0/tp3; failed on pp0/tp1 TIMEOUT",
+                    "pp0/tp1 did not answer unmap within 300 ms");
+            // the hung rank could not answer the compensation either: its state is unknown, so the page is quarantined
+            assertThat(miss.detail()).endsWith("page 0 quarantined");
+            assertThat(await(s.cache().stats()).pool().quarantinedPages()).isEqualTo(1);
+        } finally {
+            faults.clear();
+            faults.releaseHangs();
+        }
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(accounting(name, 4)).isEqualTo(s.before()));
         theNextAllocationWorks(s);
     }

@@ -248,8 +248,9 @@ public final class Coordinator {
 
     /**
      * Stops the refill and the start, lets background work in flight finish, and destroys the
-     * tensors on every rank (which unmaps every page). A rank without a worker or without tensors
-     * has nothing to destroy; any other failure fails the close, after everything else is done.
+     * tensors on every rank (which unmaps every page). A rank without a worker, without tensors, or
+     * stopping (which gives back everything itself) has nothing to destroy; any other failure fails
+     * the close, after everything else is done.
      */
     public Future<Void> close() {
         if (closing != null) {
@@ -267,7 +268,8 @@ public final class Coordinator {
         background.transform(ignored -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject())).map(replies -> {
             List<io.kvpager.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
-                if (!reply.succeeded() && reply.code() != FailureCode.NO_RANK && reply.code() != FailureCode.NO_TENSORS) {
+                if (!reply.succeeded() && reply.code() != FailureCode.NO_RANK && reply.code() != FailureCode.NO_TENSORS
+                        && reply.code() != FailureCode.STOPPING) {
                     failures.add(reply.failure());
                 }
             }

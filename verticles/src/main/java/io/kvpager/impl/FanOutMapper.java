@@ -111,20 +111,18 @@ public final class FanOutMapper implements PageMapper {
                         stuck.add(reply.failure());
                     }
                 }
-                KvPagerException reported;
+                StringBuilder note = new StringBuilder("compensation: ").append(inverse).append(" again on ")
+                        .append(undoneOn.isEmpty() ? "no rank" : String.join(", ", undoneOn));
                 int[] quarantined = null;
-                if (stuck.isEmpty()) {
-                    reported = failure.withNote(undoneOn.isEmpty() ? "no rank had applied it"
-                            : "compensation: " + inverse + " again on " + String.join(", ", undoneOn));
-                } else {
+                if (!stuck.isEmpty()) {
                     quarantined = batch;
-                    StringBuilder note = new StringBuilder("compensation (" + inverse + ") failed too: ");
+                    note.append("; failed on ");
                     for (int i = 0; i < stuck.size(); i++) {
                         note.append(i == 0 ? "" : "; ").append(stuck.get(i));
                     }
                     note.append("; ").append(describe(batch)).append(" quarantined");
-                    reported = failure.withNote(note.toString());
                 }
+                KvPagerException reported = failure.withNote(note.toString());
                 return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(), quarantined, reported));
             });
         });

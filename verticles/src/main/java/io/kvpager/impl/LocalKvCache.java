@@ -153,8 +153,8 @@ public final class LocalKvCache implements KvCache {
     public synchronized Future<Void> close() {
         if (closing == null) {
             closing = vertx.undeploy(deployment).transform(coordinatorGone -> undeployAll(vertx, workerDeployments)
-                    .transform(workersGone -> coordinatorGone.failed() ? Future.failedFuture(coordinatorGone.cause())
-                            : workersGone));
+                    .transform(workersGone -> coordinatorGone.failed() ? Future.<Void>failedFuture(coordinatorGone.cause())
+                            : workersGone.failed() ? Future.<Void>failedFuture(workersGone.cause()) : Future.<Void>succeededFuture()));
         }
         return closing;
     }

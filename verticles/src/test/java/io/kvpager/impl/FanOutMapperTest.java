@@ -179,7 +179,7 @@ class FanOutMapperTest {
             return p.map(6, 7).transform(ar -> {
                 PageMapFailure failure = mapFailure(ar.cause());
                 assertThat(failure.quarantined()).containsExactly(6, 7);
-                assertThat(failure.getMessage()).contains("compensation (unmap) failed too", "pp0/tp0",
+                assertThat(failure.getMessage()).contains("compensation: unmap again on pp0/tp1, pp0/tp3; failed on pp0/tp0",
                         "cuMemUnmap failed", "pages [6, 7] quarantined");
                 assertThat(p.rank(0).mapped).containsExactly(6, 7);
                 assertThat(p.rank(1).mapped).isEmpty();
