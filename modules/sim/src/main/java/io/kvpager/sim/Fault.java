@@ -136,7 +136,7 @@ public record Fault(DriverCall op, String rank, long page, long nth, long times,
         if (nth != 1) {
             map.put("nth", nth);
         }
-        if (times != UNLIMITED) {
+        if (times != UNLIMITED || nth != 1) { // nth alone would read back as one call
             map.put("times", times);
         }
         if (error != null) {

@@ -23,6 +23,7 @@ public final class FaultPlan {
     private final List<Armed> armed = new ArrayList<>();
     private long hangRelease;
     private int hanging;
+    private int delaying;
 
     /** An empty plan. */
     public FaultPlan() {
@@ -102,6 +103,11 @@ public final class FaultPlan {
         return hanging;
     }
 
+    /** How many calls are waiting out a delay now. */
+    public synchronized int delaying() {
+        return delaying;
+    }
+
     /** Lets every call hanging now go; each fails with its fault's error or {@code CUDA_ERROR_UNKNOWN}. */
     public synchronized void releaseHangs() {
         hangRelease++;
@@ -159,13 +165,15 @@ public final class FaultPlan {
     private synchronized void delay(long ms, BooleanSupplier closed) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
         long left;
-        while (!closed.getAsBoolean() && (left = deadline - System.nanoTime()) > 0) {
-            try {
+        delaying++;
+        try {
+            while (!closed.getAsBoolean() && (left = deadline - System.nanoTime()) > 0) {
                 TimeUnit.NANOSECONDS.timedWait(this, left);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            delaying--;
         }
     }
 
