@@ -76,6 +76,9 @@ public final class SimGpus {
         if (index < 0) {
             throw new IllegalArgumentException("a GPU index cannot be negative: " + index);
         }
+        if (rank == null || rank.isBlank()) {
+            throw new IllegalArgumentException("a device needs a rank label such as \"pp0/tp1\"");
+        }
         Map<Integer, SimGpu> byIndex = GPUS.computeIfAbsent(options.gpuKey(), k -> new HashMap<>());
         SimGpu gpu = byIndex.get(index);
         boolean same = gpu != null && gpu.capacityBytes() == options.capacityBytes() && gpu.granularity() == options.granularity();
