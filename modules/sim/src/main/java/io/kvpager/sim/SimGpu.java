@@ -3,6 +3,8 @@ package io.kvpager.sim;
 import io.kvpager.spi.MemoryInfo;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -124,6 +126,16 @@ public final class SimGpu {
 
     public synchronized boolean hasOpenDevices() {
         return !devices.isEmpty();
+    }
+
+    /**
+     * Physical bytes held per rank label, summed over the devices open with that label (several
+     * models' {@code pp0/tp0} on one GPU add up); sorted by label.
+     */
+    public Map<String, Long> bytesInUseByRank() {
+        Map<String, Long> byRank = new TreeMap<>();
+        devices().forEach(d -> byRank.merge(d.rank(), d.bytesInUse(), Long::sum));
+        return byRank;
     }
 
     /** Live mappings on every device. */

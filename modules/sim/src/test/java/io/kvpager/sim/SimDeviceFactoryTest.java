@@ -149,6 +149,8 @@ class SimDeviceFactoryTest {
         assertThat(gpu0.bytesInUse()).isEqualTo(modelA.bytesInUse() + modelB.bytesInUse());
         assertThat(gpu0.handlesAlive()).isEqualTo(2);
         assertThat(gpu0.devices()).containsExactly(modelA, modelB);
+        assertThat(gpu0.bytesInUseByRank()).containsExactly(Map.entry("pp0/tp0", 10 * G));
+        assertThat(SimGpus.gpu(key, 1).bytesInUseByRank()).containsExactly(Map.entry("pp0/tp1", 10 * G));
         assertThat(SimGpus.gpus(key)).extracting(SimGpu::index).containsExactly(0, 1);
 
         modelA.close();
