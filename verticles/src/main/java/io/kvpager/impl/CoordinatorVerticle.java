@@ -19,6 +19,7 @@ import io.vertx.core.eventbus.MessageConsumer;
 public final class CoordinatorVerticle extends VerticleBase {
 
     private Coordinator coordinator;
+    private volatile Thread thread;
 
     /** How to deploy a coordinator for {@code options}. */
     public static DeploymentOptions deploymentOptions(KvCacheOptions options) {
@@ -27,6 +28,7 @@ public final class CoordinatorVerticle extends VerticleBase {
 
     @Override
     public Future<?> start() {
+        thread = Thread.currentThread();
         KvCacheOptions options;
         try {
             options = new KvCacheOptions(config()).validate();
@@ -57,5 +59,14 @@ public final class CoordinatorVerticle extends VerticleBase {
     /** The event-loop context every call on the {@link #coordinator()} must run on. */
     public Context context() {
         return context;
+    }
+
+    /**
+     * The event-loop thread of {@link #context()}. Code running on it may call the coordinator
+     * directly whatever its own context: a periodic timer's handler, for one, runs on a context
+     * of its own, on the same thread, one task at a time with the coordinator's.
+     */
+    public Thread thread() {
+        return thread;
     }
 }

@@ -17,8 +17,9 @@ import java.util.function.Supplier;
 
 /**
  * A {@link KvCache} whose coordinator runs in this Vert.x instance: each call hops onto the
- * coordinator's context (or runs there directly when the caller is already on it), and its future
- * completes on the caller's context when the caller has one.
+ * coordinator's context, or runs directly when the caller is on the coordinator's event-loop
+ * thread (so that an allocation served from the reserve completes before {@code alloc} returns);
+ * its future completes on the caller's context when the caller has one.
  */
 public final class LocalKvCache implements KvCache {
 
@@ -26,6 +27,7 @@ public final class LocalKvCache implements KvCache {
     private final CoordinatorVerticle verticle;
     private final Coordinator coordinator;
     private final Context context;
+    private final Thread thread;
     private final String deployment;
     private final List<String> workerDeployments;
     private Future<Void> closing;
@@ -35,6 +37,7 @@ public final class LocalKvCache implements KvCache {
         this.verticle = verticle;
         this.coordinator = verticle.coordinator();
         this.context = verticle.context();
+        this.thread = verticle.thread();
         this.deployment = deployment;
         this.workerDeployments = List.copyOf(workerDeployments);
     }
@@ -114,7 +117,7 @@ public final class LocalKvCache implements KvCache {
     @Override
     public long fence() {
         long id = coordinator.nextFenceId();
-        if (Vertx.currentContext() == context) {
+        if (Thread.currentThread() == thread) {
             coordinator.openFence(id);
         } else {
             // queued before anything this thread asks next, so its frees fall under the fence
@@ -171,10 +174,10 @@ public final class LocalKvCache implements KvCache {
     }
 
     private <T> Future<T> onContext(Supplier<Future<T>> work) {
-        Context caller = Vertx.currentContext();
-        if (caller == context) {
+        if (Thread.currentThread() == thread) {
             return run(work);
         }
+        Context caller = Vertx.currentContext();
         Promise<T> promise = Promise.promise();
         context.runOnContext(v -> run(work).onComplete(ar -> {
             if (caller == null) {

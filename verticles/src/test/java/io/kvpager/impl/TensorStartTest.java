@@ -76,7 +76,6 @@ class TensorStartTest {
                         .contains("not ready on pp0/tp1 after " + deadlineMs + " ms")
                         .endsWith("; last error: pp0/tp1 DRIVER_ERROR (500): pp0/tp1 group 0: cuMemCreate failed: CUDA_ERROR_UNKNOWN");
                 assertThat(failure.failures()).extracting(f -> f.rank()).containsExactly("pp0/tp1");
-                assertThat(ranks.get(1).received("tensors-created").size()).isGreaterThan(2);
                 return Future.succeededFuture();
             });
         }).onComplete(test.succeedingThenComplete());
