@@ -1,5 +1,7 @@
 package io.kvpager;
 
+import io.vertx.core.Context;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
@@ -35,6 +37,7 @@ class KvCacheTest {
     }
 
     private static void everyRankMaps(KvCache cache, int pages) {
+        SimPool.invariantsHold(cache);
         CacheStats stats = await(cache.stats());
         assertThat(stats.healthy()).isTrue();
         assertThat(stats.pool().mappedPages()).isEqualTo(pages);
@@ -250,6 +253,17 @@ class KvCacheTest {
         assertThat(stats.stages()).containsExactly(1);
         assertThat(stats.ranks()).extracting(RankStats::rank).containsExactly("pp1/tp0", "pp1/tp1");
         assertThat(vertx.deploymentIDs()).hasSize(3);
+        await(cache.close());
+    }
+
+    @Test
+    void aCallerOnAnotherContextIsAnsweredOnIt(Vertx vertx) {
+        KvCache cache = await(KvCache.deploy(vertx, options("kv-ctx")));
+        Context caller = vertx.getOrCreateContext();
+        Promise<Boolean> sameContext = Promise.promise();
+        caller.runOnContext(v -> cache.alloc(1).onComplete(ar -> sameContext.complete(
+                ar.succeeded() && Vertx.currentContext() == caller)));
+        assertThat(await(sameContext.future())).isTrue();
         await(cache.close());
     }
 

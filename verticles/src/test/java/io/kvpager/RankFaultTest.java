@@ -41,6 +41,7 @@ class RankFaultTest {
     }
 
     private static void theNextAllocationWorks(Setup s) {
+        SimPool.invariantsHold(s.cache());
         Allocation ok = await(s.cache().alloc(1));
         assertThat(ok.isMiss()).as(ok.toString()).isFalse();
         CacheStats stats = await(s.cache().stats());
@@ -49,6 +50,7 @@ class RankFaultTest {
             assertThat(r.mappedPages()).as(r.rank()).isEqualTo(stats.pool().mappedPages());
         }
         await(s.cache().free(ok.blocks()));
+        SimPool.invariantsHold(s.cache());
         await(s.cache().close());
     }
 

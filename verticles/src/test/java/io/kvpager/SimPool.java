@@ -1,11 +1,13 @@
 package io.kvpager;
 
+import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.RankWorkers;
 import io.kvpager.impl.WorkerConfig;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
@@ -78,6 +80,21 @@ public final class SimPool {
             }
         }
         throw new AssertionError("no open device for " + rank + " on gpu " + gpu + " of " + name);
+    }
+
+    /** Checks the coordinator's ledger on its own context: every test's state must keep the ledger's invariants. */
+    public static void invariantsHold(KvCache cache) {
+        LocalKvCache local = (LocalKvCache) cache;
+        Promise<Void> checked = Promise.promise();
+        local.verticle().context().runOnContext(v -> {
+            try {
+                local.verticle().coordinator().ledger().checkInvariants();
+                checked.complete();
+            } catch (RuntimeException e) {
+                checked.fail(e);
+            }
+        });
+        await(checked.future());
     }
 
     /** Handles alive and bytes in use on each GPU, in GPU order: what a failed map must leave unchanged. */

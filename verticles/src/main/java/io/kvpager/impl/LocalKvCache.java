@@ -174,10 +174,11 @@ public final class LocalKvCache implements KvCache {
     }
 
     private <T> Future<T> onContext(Supplier<Future<T>> work) {
-        if (Thread.currentThread() == thread) {
-            return run(work);
-        }
         Context caller = Vertx.currentContext();
+        if (Thread.currentThread() == thread) {
+            Future<T> result = run(work);
+            return result.isComplete() || caller == null || caller == context ? result : answerOn(caller, result);
+        }
         Promise<T> promise = Promise.promise();
         context.runOnContext(v -> run(work).onComplete(ar -> {
             if (caller == null) {
@@ -186,6 +187,12 @@ public final class LocalKvCache implements KvCache {
                 caller.runOnContext(x -> complete(promise, ar));
             }
         }));
+        return promise.future();
+    }
+
+    private static <T> Future<T> answerOn(Context caller, Future<T> result) {
+        Promise<T> promise = Promise.promise();
+        result.onComplete(ar -> caller.runOnContext(x -> complete(promise, ar)));
         return promise.future();
     }
 
