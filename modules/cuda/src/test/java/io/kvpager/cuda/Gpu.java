@@ -1,9 +1,11 @@
 package io.kvpager.cuda;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvpager.spi.Device;
 import io.kvpager.spi.DeviceFactory;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
@@ -44,6 +46,17 @@ final class Gpu {
         device.unmap(base, g);
         device.release(handle);
         device.free(base, g);
+    }
+
+    /**
+     * Fails naming the first byte that differs; comparing megabytes with {@code isEqualTo} would
+     * print them all.
+     */
+    static void assertSameBytes(byte[] actual, byte[] expected, String what, Object... args) {
+        int at = Arrays.mismatch(actual, expected);
+        assertThat(at).as(() -> String.format(what, args) + ": first differing byte of " + expected.length
+                + (at < 0 || at >= Math.min(actual.length, expected.length) ? ""
+                        : " (read " + actual[at] + ", expected " + expected[at] + ")")).isEqualTo(-1);
     }
 
     static byte[] randomBytes(int length) {

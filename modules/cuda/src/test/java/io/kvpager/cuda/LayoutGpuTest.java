@@ -43,7 +43,7 @@ class LayoutGpuTest {
             device.fill(at, handleBytes, fill);
             expected[i] = new byte[(int) handleBytes];
             Arrays.fill(expected[i], fill);
-            assertThat(device.read(at, (int) handleBytes)).as("page %d filled", pages[i]).isEqualTo(expected[i]);
+            Gpu.assertSameBytes(device.read(at, (int) handleBytes), expected[i], "page %d filled", pages[i]);
         }
 
         // A marker at the start of sampled blocks of every (layer, buffer) view.
@@ -63,7 +63,7 @@ class LayoutGpuTest {
         }
         for (int i = 0; i < pages.length; i++) {
             long at = base + pages[i] * handleBytes;
-            assertThat(device.read(at, (int) handleBytes)).as("page %d with its markers", pages[i]).isEqualTo(expected[i]);
+            Gpu.assertSameBytes(device.read(at, (int) handleBytes), expected[i], "page %d with its markers", pages[i]);
         }
 
         for (int i = 0; i < pages.length; i++) {
@@ -107,8 +107,7 @@ class LayoutGpuTest {
                 device.write(ranges[t] + page * pageBytes, written[t]);
             }
             for (int t = 0; t < tensors; t++) {
-                assertThat(device.read(ranges[t] + page * pageBytes, (int) pageBytes)).as("tensor %d", t)
-                        .isEqualTo(written[t]);
+                Gpu.assertSameBytes(device.read(ranges[t] + page * pageBytes, (int) pageBytes), written[t], "tensor %d", t);
             }
 
             for (int t = 0; t < tensors; t++) {

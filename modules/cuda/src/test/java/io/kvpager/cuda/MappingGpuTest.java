@@ -36,26 +36,26 @@ class MappingGpuTest {
         device.setAccess(base, g);
         byte[] pattern = Gpu.randomBytes((int) g);
         device.write(base, pattern);
-        assertThat(device.read(base, (int) g)).isEqualTo(pattern);
+        Gpu.assertSameBytes(device.read(base, (int) g), pattern, "pattern written to handle a");
 
         byte fill = Gpu.nonZeroByteOtherThan((byte) 0);
         device.fill(base + half, half, fill);
         byte[] expectedA = pattern.clone();
         Arrays.fill(expectedA, half, (int) g, fill);
-        assertThat(device.read(base, (int) g)).isEqualTo(expectedA);
+        Gpu.assertSameBytes(device.read(base, (int) g), expectedA, "after filling its second half");
 
         device.unmap(base, g);
         device.map(base, g, b);
         device.setAccess(base, g);
         byte[] other = Gpu.randomBytes((int) g);
         device.write(base, other);
-        assertThat(device.read(base, (int) g)).as("handle b at the address a had").isEqualTo(other);
+        Gpu.assertSameBytes(device.read(base, (int) g), other, "handle b at the address a had");
 
         // a's memory kept its contents while unmapped, and shows them at a new address
         device.map(base + g, g, a);
         device.setAccess(base + g, g);
-        assertThat(device.read(base + g, (int) g)).isEqualTo(expectedA);
-        assertThat(device.read(base, (int) g)).isEqualTo(other);
+        Gpu.assertSameBytes(device.read(base + g, (int) g), expectedA, "handle a mapped again at a new address");
+        Gpu.assertSameBytes(device.read(base, (int) g), other, "handle b unchanged beside it");
 
         device.unmap(base, g);
         device.unmap(base + g, g);
@@ -79,7 +79,7 @@ class MappingGpuTest {
         byte[] pattern = Gpu.randomBytes((int) (n * g));
         device.write(base, pattern);
         device.synchronize();
-        assertThat(device.read(base, pattern.length)).isEqualTo(pattern);
+        Gpu.assertSameBytes(device.read(base, pattern.length), pattern, "one copy across four mappings");
 
         for (int i = 0; i < n; i++) {
             device.unmap(base + i * g, g);
@@ -99,7 +99,7 @@ class MappingGpuTest {
 
         byte[] pattern = Gpu.randomBytes(4096);
         device.write(base, pattern);
-        assertThat(device.read(base, pattern.length)).as("still backed after release").isEqualTo(pattern);
+        Gpu.assertSameBytes(device.read(base, pattern.length), pattern, "still backed after release");
 
         device.unmap(base, g);
         device.free(base, g);
