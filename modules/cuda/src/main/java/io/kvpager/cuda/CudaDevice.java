@@ -199,7 +199,12 @@ final class CudaDevice implements Device {
     @Override
     public void fill(long address, long size, byte value) {
         requireAttached("cuMemsetD8");
-        requirePositive("size", size);
+        if (size < 0) {
+            throw new IllegalArgumentException("size must not be negative, got " + size);
+        }
+        if (size == 0) {
+            return;
+        }
         holdings.checkAccessible("cuMemsetD8", address, size);
         CudaDriver.memsetD8(address, value, size);
     }
