@@ -171,6 +171,7 @@ public final class AllocationBench {
         System.out.printf(Locale.ROOT, "| peak pages in use (each 128 MiB per rank) | %d | |%n", s.peakInUsePages());
         System.out.printf(Locale.ROOT, "| extra mapped vs peak in use: mean (reserve alone) / max | %.2f %% (%.2f %%) / %.2f %% | < 5 %% |%n",
                 extraMean, reserveMean, extraMax);
+        System.out.printf(Locale.ROOT, "| the most extra mapped pages: %d (%s) | | |%n", s.maxExtraPages(), s.maxExtraBreakdown());
         System.out.printf(Locale.ROOT, "| fan-out of one map batch to 4 ranks, p50 / p99 | %.1f / %.1f µs | p50 < 60 µs |%n",
                 f.mapP50(), f.mapP99());
         System.out.printf(Locale.ROOT, "| fan-out of stats to 4 ranks, p50 | %.1f µs | |%n", f.statsP50());

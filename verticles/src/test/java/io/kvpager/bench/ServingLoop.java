@@ -72,6 +72,7 @@ final class ServingLoop {
     private long extraPageSteps;
     private long reservePageSteps;
     private long maxExtraPages;
+    private String maxExtraBreakdown = "";
     private long sampledSteps;
 
     ServingLoop(Vertx vertx, KvCache cache, PageLedger ledger, BurstyTrace trace, int warmupSteps) {
@@ -133,7 +134,12 @@ final class ServingLoop {
             peakInUsePages = Math.max(peakInUsePages, stats.inUsePages());
             extraPageSteps += extra;
             reservePageSteps += stats.reservePages();
-            maxExtraPages = Math.max(maxExtraPages, extra);
+            if (extra > maxExtraPages) {
+                maxExtraPages = extra;
+                maxExtraBreakdown = "reserve " + stats.reservePages() + ", reclaimed " + stats.reclaimedPages() + ", unmapping "
+                        + stats.unmappingPages() + ", in use " + stats.inUsePages() + ", marks " + stats.lowMark() + "/"
+                        + stats.highMark() + " at step " + step;
+            }
             sampledSteps++;
         }
     }
@@ -209,5 +215,10 @@ final class ServingLoop {
 
     long maxExtraPages() {
         return maxExtraPages;
+    }
+
+    /** Where the most extra memory was: reserve, reclaimed and unmapping pages, and the marks then. */
+    String maxExtraBreakdown() {
+        return maxExtraBreakdown;
     }
 }
