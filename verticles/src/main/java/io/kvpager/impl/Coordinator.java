@@ -175,6 +175,9 @@ public final class Coordinator {
      * any background unmap in flight, so none of them is still on its way out).
      */
     public Future<Void> retired(long id) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
         Long ledgerFence = ledgerFences.get(id);
         if (ledgerFence == null) {
             return Future.failedFuture(new IllegalArgumentException(id <= 0 || id > fenceIds.get()
