@@ -19,6 +19,7 @@ import java.util.List;
  * <table>
  * <caption>actions</caption>
  * <tr><th>action</th><th>body</th><th>reply</th></tr>
+ * <tr><td>{@code pool}</td><td>{@code {}}</td><td>{@code {instance, stages, tp, group}}: which pool this coordinator serves</td></tr>
  * <tr><td>{@code stats}</td><td>{@code {}}</td><td>{@link io.kvpager.CacheStats#toJson()}</td></tr>
  * <tr><td>{@code alloc}</td><td>{@code {blocks: int}}</td><td>{@code {blocks: [ids]}} or {@code {miss: reason, detail}}</td></tr>
  * <tr><td>{@code free}</td><td>{@code {blocks: [ids]}}</td><td>{@code {}}</td></tr>
@@ -35,7 +36,7 @@ import java.util.List;
  */
 public final class CoordinatorEndpoint implements Handler<Message<Object>> {
 
-    static final List<String> ACTIONS = List.of("stats", "alloc", "free", "fence", "retired", "available", "limit", "trim");
+    static final List<String> ACTIONS = List.of("pool", "stats", "alloc", "free", "fence", "retired", "available", "limit", "trim");
 
     private final Coordinator coordinator;
 
@@ -68,6 +69,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             throw new IllegalArgumentException("the action header is missing; actions: " + String.join(", ", ACTIONS));
         }
         return switch (action) {
+            case "pool" -> Future.succeededFuture(poolJson(coordinator.pool()));
             case "stats" -> coordinator.stats().map(s -> s.toJson());
             case "alloc" -> coordinator.alloc(integer(body, "blocks")).map(CoordinatorEndpoint::allocationJson);
             case "free" -> coordinator.free(intArray(body, "blocks")).map(v -> new JsonObject());
@@ -83,6 +85,11 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             case "trim" -> coordinator.trim().map(v -> new JsonObject());
             default -> throw new IllegalArgumentException("unknown action '" + action + "'; actions: " + String.join(", ", ACTIONS));
         };
+    }
+
+    static JsonObject poolJson(PoolRanks pool) {
+        return new JsonObject().put("instance", pool.instance()).put("stages", new JsonArray(new java.util.ArrayList<>(pool.stages())))
+                .put("tp", pool.tp()).put("group", pool.group());
     }
 
     static JsonObject allocationJson(Allocation a) {

@@ -5,7 +5,12 @@ import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
 
 /**
  * One cache's coordinator: an event-loop verticle whose config is the cache's
@@ -36,14 +41,34 @@ public final class CoordinatorVerticle extends VerticleBase {
         } catch (IllegalArgumentException e) {
             return Future.failedFuture(e);
         }
-        MessageConsumer<Object> consumer = vertx.eventBus().consumer(coordinator.pool().coordinatorAddress(),
-                new CoordinatorEndpoint(coordinator));
-        Future<Void> started = coordinator.start();
-        if (options.isLazyStart()) {
-            return consumer.completion();
-        }
-        return consumer.completion().compose(v -> started)
-                .recover(e -> coordinator.close().transform(closed -> Future.failedFuture(e)));
+        return addressIsFree(vertx, options).compose(free -> {
+            MessageConsumer<Object> consumer = vertx.eventBus().consumer(coordinator.pool().coordinatorAddress(),
+                    new CoordinatorEndpoint(coordinator));
+            Future<Void> started = coordinator.start();
+            if (options.isLazyStart()) {
+                return consumer.completion();
+            }
+            return consumer.completion().compose(v -> started)
+                    .recover(e -> coordinator.close().transform(closed -> Future.failedFuture(e)));
+        });
+    }
+
+    /**
+     * Two consumers at one coordinator address would take turns answering, each for its own pool:
+     * the start fails when another coordinator already answers there.
+     */
+    static Future<Void> addressIsFree(Vertx vertx, KvCacheOptions options) {
+        String address = PoolRanks.of(options).coordinatorAddress();
+        DeliveryOptions ask = new DeliveryOptions().addHeader(RankFanOut.ACTION, "pool")
+                .setSendTimeout(Math.min(options.getSendTimeoutMs(), 5_000));
+        return vertx.eventBus().request(address, new JsonObject(), ask).transform(ar -> {
+            if (ar.failed() && ar.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS) {
+                return Future.succeededFuture();
+            }
+            String other = ar.succeeded() ? " serving " + ar.result().body() : " (" + ar.cause().getMessage() + ")";
+            return Future.failedFuture(new IllegalArgumentException("instance " + options.getInstance()
+                    + " already has a coordinator at " + address + other + "; one cache per instance name"));
+        });
     }
 
     @Override

@@ -54,9 +54,10 @@ public final class LocalKvCache implements KvCache {
             return Future.failedFuture(e);
         }
         List<String> workers = new ArrayList<>();
-        Future<Void> workersUp = checked.isLocalWorkers() ? deployWorkers(vertx, checked, workers) : Future.succeededFuture();
         CoordinatorVerticle verticle = new CoordinatorVerticle();
-        return workersUp
+        // checked before the workers too: a second cache's workers would answer at the first one's addresses
+        return CoordinatorVerticle.addressIsFree(vertx, checked)
+                .compose(free -> checked.isLocalWorkers() ? deployWorkers(vertx, checked, workers) : Future.<Void>succeededFuture())
                 .compose(v -> vertx.deployVerticle(verticle, CoordinatorVerticle.deploymentOptions(checked)))
                 .<KvCache>map(id -> new LocalKvCache(vertx, verticle, id, workers))
                 .recover(e -> undeployAll(vertx, workers).transform(undeployed -> Future.failedFuture(e)));

@@ -48,6 +48,8 @@ class CoordinatorEndpointTest {
         assertThat(miss.getString("miss")).isEqualTo("LIMIT");
         assertThat(miss.getString("detail")).contains("limit");
         assertThat(await(ask(vertx, name, "trim", new JsonObject()))).isEmpty();
+        assertThat(await(ask(vertx, name, "pool", new JsonObject()))).isEqualTo(new JsonObject().put("instance", name)
+                .put("stages", new JsonArray().add(0)).put("tp", 4).put("group", 0));
         JsonObject stats = await(ask(vertx, name, "stats", new JsonObject()));
         assertThat(stats.getString("instance")).isEqualTo(name);
         assertThat(stats.getJsonObject("pool").getInteger("limitPages")).isZero();
@@ -66,7 +68,7 @@ class CoordinatorEndpointTest {
             "retired|{\"fence\": 9}|fence 9 was never opened",
             "limit|{\"bytes\": 1}|revision must be an integer, got nothing",
             "limit|{\"bytes\": -1, \"revision\": 4}|negative",
-            "launch|{}|unknown action 'launch'; actions: stats, alloc, free",
+            "launch|{}|unknown action 'launch'; actions: pool, stats, alloc, free",
             "|{}|the action header is missing",
     })
     void badRequestsFailWith400NamingTheField(String action, String body, String message, Vertx vertx) {
@@ -75,6 +77,20 @@ class CoordinatorEndpointTest {
         Throwable e = failure(ask(vertx, name, action, new JsonObject(body)));
         assertThat(e).isInstanceOf(ReplyException.class).hasMessageContaining(message);
         assertThat(((ReplyException) e).failureCode()).isEqualTo(400);
+        await(cache.close());
+    }
+
+    @Test
+    void aSecondCacheOfTheSameInstanceIsRefused(Vertx vertx) {
+        String name = "ep-twice";
+        KvCache cache = await(KvCache.deploy(vertx, SimPool.options(name)));
+        int deployments = vertx.deploymentIDs().size();
+        Throwable e = failure(KvCache.deploy(vertx, SimPool.options(name).setGroup(2)));
+        assertThat(vertx.deploymentIDs()).hasSize(deployments);
+        assertThat(e).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("instance ep-twice already has a coordinator at kvpager.ep-twice.coordinator serving")
+                .hasMessageContaining("\"group\":0");
+        assertThat(await(cache.alloc(1)).isMiss()).isFalse();
         await(cache.close());
     }
 
