@@ -22,6 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,8 +40,6 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Coordinator {
 
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
-    /** The longest pause of the refill after failures, so that a full device is not asked every few ms. */
-    private static final long MAX_REFILL_BACKOFF_MS = 1_000;
 
     private final Vertx vertx;
     private final Context context;
@@ -52,16 +51,8 @@ public final class Coordinator {
     private final TensorStart tensorStart;
     private final AtomicLong fenceIds = new AtomicLong();
     private final Map<Long, Long> ledgerFences = new HashMap<>();
+    private final ReserveRefill refill;
     private Future<Void> ready;
-    private Future<Void> background = Future.succeededFuture();
-    private boolean backgroundRunning;
-    private boolean backgroundAgain;
-    private long refillTimer = -1;
-    private long refillPausedUntilNanos;
-    private long refillBackoffMs;
-    private String refillFailure;
-    /** Set by trim: an idle pool stays trimmed until the next allocation wants pages again. */
-    private boolean refillHeld;
     private Future<Void> closing;
 
     /**
@@ -85,6 +76,8 @@ public final class Coordinator {
         }
         this.tensorStart = new TensorStart(vertx, fanOut, pool.ranks(), tensors, options.getTensorsDeadlineMs(),
                 options.getTensorsPollMs(), true);
+        this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(),
+                "cache " + pool.instance() + " group " + pool.group(), Coordinator::asKvPagerException);
     }
 
     /** The {@code create-tensors} body of this pool, without the group (the fan-out adds it). */
@@ -111,8 +104,7 @@ public final class Coordinator {
         ready = tensorStart.run();
         ready.onSuccess(v -> {
             if (closing == null) {
-                refillTimer = vertx.setPeriodic(options.getRefillIntervalMs(), id -> runBackground());
-                runBackground();
+                refill.start();
             }
         }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
         return ready;
@@ -133,19 +125,14 @@ public final class Coordinator {
         if (ready.failed()) {
             return Future.failedFuture(ready.cause());
         }
-        refillHeld = false;
         CompletionStage<Allocation> stage;
         try {
             stage = ledger.alloc(blocks);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
-        Future<Allocation> result = Future.fromCompletionStage(stage);
-        if (!backgroundRunning && ledger.refillDemand() > 0) {
-            // after the caller's callbacks, not before them
-            context.runOnContext(v -> runBackground());
-        }
-        return result;
+        refill.allocated();
+        return Future.fromCompletionStage(stage);
     }
 
     public Future<Void> free(int[] blocks) {
@@ -190,7 +177,7 @@ public final class Coordinator {
             return Future.failedFuture(e);
         }
         ledgerFences.remove(id);
-        return background.transform(ignored -> unwrap(ledger.releaseReclaimed()))
+        return refill.after(() -> unwrap(ledger.releaseReclaimed()))
                 .recover(e -> Future.failedFuture(asKvPagerException(e).withNote("fence " + id
                         + " is retired, but unmapping the pages it held back failed; they stay mapped and idle")))
                 .mapEmpty();
@@ -206,7 +193,7 @@ public final class Coordinator {
         }
         try {
             LimitResult result = ledger.setLimit(bytes, revision);
-            runBackground();
+            refill.wake();
             return Future.succeededFuture(result);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
@@ -222,8 +209,8 @@ public final class Coordinator {
         if (closing != null) {
             return Future.failedFuture(closed());
         }
-        refillHeld = true;
-        return background.transform(ignored -> unwrap(ledger.trim())).mapEmpty();
+        refill.hold();
+        return refill.after(() -> unwrap(ledger.trim())).mapEmpty();
     }
 
     public Future<CacheStats> stats() {
@@ -235,7 +222,7 @@ public final class Coordinator {
             }
             String state = closing != null ? "closed" : !ready.isComplete() ? "starting" : ready.failed() ? "failed" : "ready";
             return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state,
-                    ready.failed() ? ready.cause().getMessage() : null, refillFailure, poolStats, ranks);
+                    ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks);
         });
     }
 
@@ -261,14 +248,11 @@ public final class Coordinator {
         }
         Promise<Void> promise = Promise.promise();
         closing = promise.future();
-        if (refillTimer >= 0) {
-            vertx.cancelTimer(refillTimer);
-            refillTimer = -1;
-        }
+        refill.stop();
         if (ready != null) {
             tensorStart.cancel();
         }
-        background.transform(ignored -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject())).map(replies -> {
+        refill.after(() -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject())).map(replies -> {
             List<io.kvpager.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
                 if (!reply.succeeded() && reply.code() != FailureCode.NO_RANK && reply.code() != FailureCode.NO_TENSORS
@@ -284,53 +268,6 @@ public final class Coordinator {
         return closing;
     }
 
-    /**
-     * One round of background work, never two at once: refill the reserve (which also ends an
-     * interval of the adaptive marks), then unmap the reclaimed pages that may go. A round asked
-     * for while one runs runs right after it, so under load refills follow each other one map
-     * round trip apart, as the adaptive marks expect. After a failed refill the refill pauses,
-     * longer each time, up to a second.
-     */
-    private void runBackground() {
-        if (closing != null || ready == null || !ready.succeeded()) {
-            return;
-        }
-        if (backgroundRunning) {
-            backgroundAgain = true;
-            return;
-        }
-        backgroundRunning = true;
-        backgroundAgain = false;
-        boolean paused = refillHeld || System.nanoTime() < refillPausedUntilNanos;
-        Future<Integer> refilled = paused ? Future.succeededFuture(0) : unwrap(ledger.refill()).recover(e -> {
-            refillBackoffMs = Math.min(MAX_REFILL_BACKOFF_MS, Math.max(options.getRefillIntervalMs(), refillBackoffMs * 2));
-            refillPausedUntilNanos = System.nanoTime() + refillBackoffMs * 1_000_000;
-            refillFailure = "refill: " + e.getMessage();
-            log.warn("cache {} group {}: {}; next refill in {} ms", pool.instance(), pool.group(), refillFailure, refillBackoffMs);
-            return Future.succeededFuture(-1);
-        });
-        background = refilled.compose(mapped -> {
-            if (mapped >= 0 && !paused) {
-                refillBackoffMs = 0;
-            }
-            return unwrap(ledger.releaseReclaimed()).recover(e -> {
-                refillFailure = "release: " + e.getMessage();
-                log.warn("cache {} group {}: {}", pool.instance(), pool.group(), refillFailure);
-                return Future.succeededFuture(-1);
-            }).map(released -> {
-                if (mapped >= 0 && released >= 0) {
-                    refillFailure = null;
-                }
-                return (Void) null;
-            });
-        }).onComplete(ar -> {
-            backgroundRunning = false;
-            if (backgroundAgain || (!refillHeld && ledger.refillDemand() > 0 && System.nanoTime() >= refillPausedUntilNanos)) {
-                runBackground();
-            }
-        });
-    }
-
     /** The pages mapped on every rank and not in flight: what a rejoining rank must map. */
     private int[] mappedPages() {
         int[] pages = new int[options.getPages()];
@@ -341,7 +278,7 @@ public final class Coordinator {
                 pages[n++] = page;
             }
         }
-        return java.util.Arrays.copyOf(pages, n);
+        return Arrays.copyOf(pages, n);
     }
 
     private KvPagerException closed() {
