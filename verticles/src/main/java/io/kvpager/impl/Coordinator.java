@@ -41,8 +41,6 @@ public final class Coordinator {
 
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
 
-    private final Vertx vertx;
-    private final Context context;
     private final KvCacheOptions options;
     private final PoolRanks pool;
     private final RankFanOut fanOut;
@@ -60,8 +58,6 @@ public final class Coordinator {
      * @param options validated options
      */
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
-        this.vertx = vertx;
-        this.context = context;
         this.options = options;
         this.pool = PoolRanks.of(options);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, options.getSendTimeoutMs());
