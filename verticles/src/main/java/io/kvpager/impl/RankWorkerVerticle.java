@@ -8,6 +8,7 @@ import io.kvpager.spi.MemoryInfo;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
@@ -83,22 +84,21 @@ public final class RankWorkerVerticle extends VerticleBase {
     public Future<?> stop() {
         stopping = true;
         Promise<Void> done = Promise.promise();
-        tearDown(new ArrayList<>(groups.values()).iterator(), done);
+        tearDown(new ArrayList<>(groups.keySet()).iterator(), done);
         return done.future();
     }
 
     /** Destroys one group per turn, so that requests queued meanwhile get their 503 promptly. */
-    private void tearDown(Iterator<GroupTensors> remaining, Promise<Void> done) {
+    private void tearDown(Iterator<Integer> remaining, Promise<Void> done) {
         context.runOnContext(v -> {
             if (remaining.hasNext()) {
-                GroupTensors tensors = remaining.next();
+                int group = remaining.next();
                 try {
-                    tensors.destroy();
+                    groups.get(group).destroy();
                 } catch (RuntimeException e) {
-                    // closing the device below gives back what this left
-                    LOG.warn("{}: stopping: {}", rank, e.getMessage());
+                    LOG.warn("stopping: {}; closing the device gives back the rest", RankFailure.of(e).text(rank, group));
                 }
-                groups.values().remove(tensors);
+                groups.remove(group);
                 tearDown(remaining, done);
                 return;
             }
@@ -148,8 +148,11 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
         WorkerAction action = WorkerAction.of(message.headers().get(WorkerAction.HEADER));
         if (!(message.body() instanceof JsonObject json)) {
-            throw new IllegalArgumentException("the body must be a JsonObject, got "
-                    + (message.body() == null ? "none" : message.body().getClass().getSimpleName()));
+            throw new IllegalArgumentException("the body must be a JsonObject, got " + switch (message.body()) {
+                case null -> "none";
+                case Buffer buffer -> "a Buffer of " + buffer.length() + " bytes";
+                case Object other -> "a " + other.getClass().getSimpleName();
+            });
         }
         RequestBody body = new RequestBody(json);
         checkRank(body);
