@@ -35,6 +35,7 @@ final class SimRank implements DeviceSource {
     private volatile SimDevice sim;
     private volatile WatchedDevice device;
     private volatile Context context;
+    private volatile String deploymentId;
 
     /** Rank pp0/tp1 of a fresh instance on a GPU of its own, with these sim options. */
     SimRank(Vertx vertx, JsonObject simOptions) {
@@ -57,7 +58,11 @@ final class SimRank implements DeviceSource {
     }
 
     Future<String> deploy() {
-        return RankWorkers.deploy(vertx, config, this);
+        return RankWorkers.deploy(vertx, config, this).onSuccess(id -> deploymentId = id);
+    }
+
+    String deploymentId() {
+        return deploymentId;
     }
 
     WorkerConfig config() {
