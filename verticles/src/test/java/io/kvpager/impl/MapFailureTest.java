@@ -152,6 +152,46 @@ class MapFailureTest {
     }
 
     @Test
+    void aFailedRollbackIsReportedAndThePageCanBeUnmappedLater(Vertx vertx, VertxTestContext test) {
+        SimRank rank = new SimRank(vertx);
+        rank.deploy()
+                .compose(id -> rank.send(WorkerAction.CREATE_TENSORS, tensors(6, Layout.PER_LAYER, 8)))
+                .compose(created -> {
+                    // page 2's third tensor fails set-access; undoing it, the second tensor's unmap fails too
+                    rank.sim().faults().add(new Fault(DriverCall.ACCESS, null, 2, 3, 1, "CUDA_ERROR_INVALID_VALUE", 0, false));
+                    rank.sim().faults().add(new Fault(DriverCall.UNMAP, null, 2, 2, 1, "CUDA_ERROR_UNKNOWN", 0, false));
+                    return rank.fails(WorkerAction.MAP, pages(6, "m", 1, 2));
+                })
+                .compose(failure -> {
+                    assertThat(failure.failureCode()).isEqualTo(500);
+                    assertThat(failure.getMessage()).isEqualTo("pp0/tp1 group 6 page 2: cuMemSetAccess failed: CUDA_ERROR_INVALID_VALUE "
+                            + "(injected by the fault plan); rollback incomplete (page 2: unmap a new handle: cuMemUnmap failed: "
+                            + "CUDA_ERROR_UNKNOWN (injected by the fault plan)), pages not restored: [2]");
+                    assertThat(rank.sim().handlesAlive()).as("tensors 0 and 1 of page 2 stay mapped").isEqualTo(2);
+                    return rank.send(WorkerAction.STATS, new JsonObject());
+                })
+                .compose(stats -> {
+                    JsonObject group = stats.getJsonObject("groups").getJsonObject("6");
+                    assertThat(group.getJsonArray("partlyMappedPages")).isEqualTo(new JsonArray().add(2));
+                    assertThat(group.getInteger("mappedPages")).isZero();
+                    assertThat(group.getInteger("handles")).isEqualTo(2);
+                    return rank.fails(WorkerAction.MAP, pages(6, "m2", 2));
+                })
+                .compose(failure -> {
+                    assertThat(failure.failureCode()).isEqualTo(409);
+                    assertThat(failure.getMessage()).isEqualTo("pp0/tp1 group 6 page 2: left partly mapped by an earlier failure; "
+                            + "unmap it before mapping it again");
+                    return rank.send(WorkerAction.UNMAP, pages(6, "u", 2));
+                })
+                .compose(unmapped -> rank.send(WorkerAction.MAP, pages(6, "m3", 2)))
+                .onComplete(test.succeeding(mapped -> test.verify(() -> {
+                    assertThat(rank.sim().handlesAlive()).isEqualTo(4);
+                    assertThat(rank.sim().mappings()).hasSize(4);
+                    test.completeNow();
+                })));
+    }
+
+    @Test
     void alreadyMappedPageIs409AndNothingOfTheBatchIsMapped(Vertx vertx, VertxTestContext test) {
         SimRank rank = new SimRank(vertx);
         rank.deploy()
