@@ -128,7 +128,11 @@ public final class RankWorkerVerticle extends VerticleBase {
         } catch (Throwable e) {
             answer = failure(request, e);
         }
-        answer.sendTo(message);
+        try {
+            answer.sendTo(message);
+        } catch (RuntimeException e) {
+            LOG.error("{}: answering {} failed; the sender will time out", rank, request.action, e);
+        }
     }
 
     /** The state of one request while it is handled: what the failure text needs to name. */
