@@ -7,6 +7,7 @@ import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.PoolRanks;
 import io.kvpager.impl.RankFanOut;
 import io.kvpager.impl.RankReply;
+import io.kvpager.impl.RankTarget;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -87,8 +88,8 @@ public final class AllocationBench {
         }
     }
 
-    /** Fan-out and floor figures, in microseconds. */
-    private record FanOutFigures(double mapP50, double mapP99, double statsP50, double floorP50, double floorP99) {
+    /** Fan-out and floor figures, in microseconds; {@code statsP50[n - 1]} is a stats fan-out to {@code n} ranks. */
+    private record FanOutFigures(double mapP50, double mapP99, double[] statsP50, double floorP50, double floorP99) {
     }
 
     private static Future<FanOutFigures> fanOut(Vertx vertx, int batches) {
@@ -99,29 +100,44 @@ public final class AllocationBench {
                     Context context = vertx.getOrCreateContext();
                     RankFanOut fan = new RankFanOut(vertx.eventBus(), PoolRanks.of(options), 5_000);
                     LatencySamples maps = new LatencySamples();
-                    LatencySamples stats = new LatencySamples();
+                    LatencySamples[] stats = {new LatencySamples(), new LatencySamples(), new LatencySamples(), new LatencySamples()};
                     LatencySamples floor = new LatencySamples();
+                    List<RankTarget> ranks = PoolRanks.of(options).ranks();
+                    int warmup = batches / 5;
                     return on(context, () -> loop(batches, i -> {
                         JsonObject page = new JsonObject().put("pages", new JsonArray().add(i % BENCH_PAGES));
+                        int width = 1 + i % 4;
                         long start = System.nanoTime();
                         return fan.toAll(RankFanOut.MAP, page).compose(replies -> {
-                            maps.add(System.nanoTime() - start);
+                            record(maps, i >= warmup, start);
                             requireAll(replies);
                             return fan.toAll(RankFanOut.UNMAP, page);
                         }).compose(replies -> {
                             requireAll(replies);
                             long statsStart = System.nanoTime();
-                            return fan.toAll(RankFanOut.STATS, new JsonObject())
-                                    .onSuccess(r -> stats.add(System.nanoTime() - statsStart));
+                            return fan.send(ranks.subList(0, width), RankFanOut.STATS, new JsonObject(), 5_000)
+                                    .onSuccess(r -> record(stats[width - 1], i >= warmup, statsStart));
                         }).compose(replies -> {
                             long floorStart = System.nanoTime();
                             return vertx.eventBus().request(Echo.ADDRESS, page)
-                                    .onSuccess(r -> floor.add(System.nanoTime() - floorStart));
+                                    .onSuccess(r -> record(floor, i >= warmup, floorStart));
                         }).mapEmpty();
-                    })).map(v -> new FanOutFigures(maps.percentileMicros(50), maps.percentileMicros(99),
-                            stats.percentileMicros(50), floor.percentileMicros(50), floor.percentileMicros(99)))
+                    })).map(v -> {
+                        double[] statsP50 = new double[stats.length];
+                        for (int n = 0; n < stats.length; n++) {
+                            statsP50[n] = stats[n].percentileMicros(50);
+                        }
+                        return new FanOutFigures(maps.percentileMicros(50), maps.percentileMicros(99), statsP50,
+                                floor.percentileMicros(50), floor.percentileMicros(99));
+                    })
                             .compose(figures -> cache.close().map(figures));
                 }));
+    }
+
+    private static void record(LatencySamples samples, boolean measured, long start) {
+        if (measured) {
+            samples.add(System.nanoTime() - start);
+        }
     }
 
     private static void requireAll(List<RankReply> replies) {
@@ -174,7 +190,8 @@ public final class AllocationBench {
         System.out.printf(Locale.ROOT, "| the most extra mapped pages: %d (%s) | | |%n", s.maxExtraPages(), s.maxExtraBreakdown());
         System.out.printf(Locale.ROOT, "| fan-out of one map batch to 4 ranks, p50 / p99 | %.1f / %.1f µs | p50 < 60 µs |%n",
                 f.mapP50(), f.mapP99());
-        System.out.printf(Locale.ROOT, "| fan-out of stats to 4 ranks, p50 | %.1f µs | |%n", f.statsP50());
+        System.out.printf(Locale.ROOT, "| fan-out of stats to 1 / 2 / 3 / 4 ranks, p50 | %.1f / %.1f / %.1f / %.1f µs | |%n",
+                f.statsP50()[0], f.statsP50()[1], f.statsP50()[2], f.statsP50()[3]);
         System.out.printf(Locale.ROOT, "| floor: one request to one worker thread, p50 / p99 | %.1f / %.1f µs | |%n",
                 f.floorP50(), f.floorP99());
         System.out.printf(Locale.ROOT, "| map fan-out / floor (p50) | %.2f x | |%n", f.mapP50() / f.floorP50());
