@@ -416,7 +416,7 @@ public final class PageLedger {
     /** A map batch failed: its pages are free again, except those the failure quarantines. */
     private void mapFailed(int[] batch, Throwable cause) {
         boolean[] lost = quarantinedIn(batch, cause);
-        for (int i = 0; i < batch.length; i++) {
+        for (int i = batch.length - 1; i >= 0; i--) { // back in the order they were taken
             if (lost[i]) {
                 pool.quarantine(batch[i], PageState.MAPPING);
             } else {
