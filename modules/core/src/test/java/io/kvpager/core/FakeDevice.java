@@ -51,6 +51,15 @@ final class FakeDevice implements Device {
         faults.add(new Fault(call, calls.getOrDefault(call, 0) + nth, errorName));
     }
 
+    /** Whether a scripted failure is still to come. */
+    boolean faultsPending() {
+        return faults.stream().anyMatch(f -> f.nth() > calls.getOrDefault(f.call(), 0));
+    }
+
+    void forgetFaults() {
+        faults.clear();
+    }
+
     int liveHandles() {
         return (int) handles.values().stream().filter(h -> !h.released()).count();
     }

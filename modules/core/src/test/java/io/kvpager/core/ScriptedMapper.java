@@ -27,6 +27,9 @@ final class ScriptedMapper implements PageMapper {
     /** Fail the stage with this error; the batch is undone, except quarantined pages. */
     record Fail(RuntimeException error) implements Outcome {}
 
+    /** Fail the stage, quarantining the first page of whatever batch it fails. */
+    record FailLosingFirst() implements Outcome {}
+
     /** Throw this error from the call itself. */
     record Throw(RuntimeException error) implements Outcome {}
 
@@ -53,6 +56,16 @@ final class ScriptedMapper implements PageMapper {
 
     List<Held> held() {
         return held;
+    }
+
+    /** Whether calls may answer with anything but success or not at once. */
+    boolean scripted() {
+        return holding || !nextMaps.isEmpty();
+    }
+
+    void forgetScripts() {
+        nextMaps.clear();
+        nextUnmaps.clear();
     }
 
     @Override
@@ -101,6 +114,10 @@ final class ScriptedMapper implements PageMapper {
     }
 
     private void answer(boolean map, int[] pages, Outcome outcome, CompletableFuture<Void> stage) {
+        if (outcome instanceof FailLosingFirst) {
+            outcome = new Fail(new PageMapFailure(io.kvpager.MissReason.MAP_FAILED,
+                    "page " + pages[0] + ": could not undo " + (map ? "map" : "unmap"), new int[] {pages[0]}, null));
+        }
         if (outcome instanceof Fail f) {
             if (f.error() instanceof PageMapFailure failure) {
                 for (int page : failure.quarantined()) {
