@@ -1,7 +1,5 @@
 package io.kvpager.core;
 
-import java.util.BitSet;
-
 /**
  * Hands out the blocks of the pages that are in use, best fit.
  *
@@ -25,6 +23,8 @@ final class BlockAllocator {
     private static final int NONE = -1;
 
     private final int blocksPerPage;
+    /** log2 of blocksPerPage when it is a power of two (the usual case), else -1: saves a division per block. */
+    private final int pageShift;
     private final int pages;
     private final int totalBlocks;
     /** One bit per block: handed out (or claimed for an allocation in flight). */
@@ -37,7 +37,8 @@ final class BlockAllocator {
     private final int[] bucketHead;
     private final int[] next;
     private final int[] prev;
-    private final BitSet bucketsInUse;
+    /** One bit per bucket that holds a page. */
+    private final long[] bucketsInUse;
     private final PageList emptied = new PageList(16);
     private int usedBlocks;
     private int partlyFreeBlocks;
@@ -48,6 +49,7 @@ final class BlockAllocator {
             throw new IllegalArgumentException(pages + " pages of " + blocksPerPage + " blocks are not a block range");
         }
         this.blocksPerPage = blocksPerPage;
+        this.pageShift = Integer.bitCount(blocksPerPage) == 1 ? Integer.numberOfTrailingZeros(blocksPerPage) : -1;
         this.pages = pages;
         this.totalBlocks = pages * blocksPerPage;
         this.used = new long[(totalBlocks + 63) >>> 6];
@@ -58,7 +60,7 @@ final class BlockAllocator {
         java.util.Arrays.fill(bucketHead, NONE);
         this.next = new int[pages];
         this.prev = new int[pages];
-        this.bucketsInUse = new BitSet(blocksPerPage + 1);
+        this.bucketsInUse = new long[(blocksPerPage >>> 6) + 1];
     }
 
     int blocksPerPage() {
@@ -105,9 +107,9 @@ final class BlockAllocator {
         int taken = 0;
         while (taken < n) {
             int want = n - taken;
-            int fit = want < blocksPerPage ? bucketsInUse.nextSetBit(want) : -1;
+            int fit = want < blocksPerPage ? nextBucket(want) : -1;
             if (fit < 0) {
-                fit = bucketsInUse.nextSetBit(1);
+                fit = nextBucket(1);
                 if (fit < 0) {
                     break;
                 }
@@ -181,8 +183,14 @@ final class BlockAllocator {
             }
             used[block >>> 6] &= ~bit;
         }
-        for (int block : blocks) {
-            returnBlock(block);
+        for (int from = 0; from < blocks.length; ) {
+            int page = pageOf(blocks[from]);
+            int to = from + 1;
+            while (to < blocks.length && pageOf(blocks[to]) == page) {
+                to++;
+            }
+            returnRun(page, blocks, from, to, false);
+            from = to;
         }
     }
 
@@ -191,13 +199,21 @@ final class BlockAllocator {
      * first, so that each page's free stack is as it was before they were taken.
      */
     void releaseClaimed(int[] blocks, int count) {
-        for (int i = count - 1; i >= 0; i--) {
+        for (int i = 0; i < count; i++) {
             int block = blocks[i];
             if (!isUsed(block)) {
                 throw new IllegalStateException("claimed block " + block + " is not in use");
             }
             used[block >>> 6] &= ~(1L << block);
-            returnBlock(block);
+        }
+        for (int to = count; to > 0; ) {
+            int page = pageOf(blocks[to - 1]);
+            int from = to - 1;
+            while (from > 0 && pageOf(blocks[from - 1]) == page) {
+                from--;
+            }
+            returnRun(page, blocks, from, to, true);
+            to = from;
         }
     }
 
@@ -206,20 +222,39 @@ final class BlockAllocator {
         return emptied;
     }
 
-    private void returnBlock(int block) {
-        int page = block / blocksPerPage;
+    private int pageOf(int block) {
+        return pageShift >= 0 ? block >>> pageShift : block / blocksPerPage;
+    }
+
+    /**
+     * Puts blocks {@code [from, to)} of {@code blocks}, all in {@code page} and with their bits
+     * already cleared, back on the page's free stack (newest first when {@code reverse}), moving the
+     * page between buckets once for the whole run.
+     */
+    private void returnRun(int page, int[] blocks, int from, int to, boolean reverse) {
         int free = freeCount[page];
         unlink(page, free);
-        freeOffsets[page][free++] = block - page * blocksPerPage;
-        usedBlocks--;
+        int[] offsets = freeOffsets[page];
+        int base = page * blocksPerPage;
+        if (reverse) {
+            for (int i = to - 1; i >= from; i--) {
+                offsets[free++] = blocks[i] - base;
+            }
+        } else {
+            for (int i = from; i < to; i++) {
+                offsets[free++] = blocks[i] - base;
+            }
+        }
+        int count = to - from;
+        usedBlocks -= count;
         if (free == blocksPerPage) {
             freeCount[page] = CLOSED;
-            partlyFreeBlocks -= blocksPerPage - 1;
+            partlyFreeBlocks -= blocksPerPage - count;
             openPages--;
             emptied.push(page);
         } else {
             freeCount[page] = free;
-            partlyFreeBlocks++;
+            partlyFreeBlocks += count;
             link(page, free);
         }
     }
@@ -239,6 +274,25 @@ final class BlockAllocator {
         return false;
     }
 
+    /** The smallest free count at or above {@code from} whose bucket holds a page, or -1. */
+    private int nextBucket(int from) {
+        int word = from >>> 6;
+        long bits = bucketsInUse[word] & (-1L << from);
+        while (true) {
+            if (bits != 0) {
+                return (word << 6) + Long.numberOfTrailingZeros(bits);
+            }
+            if (++word == bucketsInUse.length) {
+                return -1;
+            }
+            bits = bucketsInUse[word];
+        }
+    }
+
+    private boolean bucketMarked(int free) {
+        return (bucketsInUse[free >>> 6] & (1L << free)) != 0;
+    }
+
     private void link(int page, int free) {
         if (free <= 0 || free >= blocksPerPage) {
             return;
@@ -250,7 +304,7 @@ final class BlockAllocator {
             prev[head] = page;
         }
         bucketHead[free] = page;
-        bucketsInUse.set(free);
+        bucketsInUse[free >>> 6] |= 1L << free;
     }
 
     private void unlink(int page, int free) {
@@ -264,7 +318,7 @@ final class BlockAllocator {
         } else {
             bucketHead[free] = after;
             if (after == NONE) {
-                bucketsInUse.clear(free);
+                bucketsInUse[free >>> 6] &= ~(1L << free);
             }
         }
         if (after != NONE) {
@@ -313,8 +367,8 @@ final class BlockAllocator {
         int linked = 0;
         for (int free = 0; free <= blocksPerPage; free++) {
             boolean bucket = free > 0 && free < blocksPerPage;
-            require(bucketsInUse.get(free) == (bucketHead[free] != NONE), "bucket " + free + " is marked "
-                    + bucketsInUse.get(free) + " but its head is " + bucketHead[free]);
+            require(bucketMarked(free) == (bucketHead[free] != NONE), "bucket " + free + " is marked "
+                    + bucketMarked(free) + " but its head is " + bucketHead[free]);
             require(bucket || bucketHead[free] == NONE, "bucket " + free + " must stay empty");
             int before = NONE;
             for (int page = bucketHead[free]; page != NONE; page = next[page]) {
