@@ -31,6 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * allocate and free {@code k} blocks (one score unit = one block allocated and freed);
  * {@code churn} keeps 256 sequences of 1 to 32 blocks alive and replaces the oldest each time, so
  * that best fit works across many partly used pages; its {@code blocks} counter is the block rate.
+ * All three start with those 256 sequences alive, so {@code allocFree1} and {@code allocFree16}
+ * take their blocks from a partly used page, as an engine's steady state does.
  *
  * <p>Run: {@code mvn -o -q -pl modules/core test-compile exec:exec -Djmh.args="AllocFreeBenchmark -f 1 -wi 2 -i 3"}.
  */
