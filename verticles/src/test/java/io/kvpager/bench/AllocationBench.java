@@ -89,19 +89,19 @@ public final class AllocationBench {
     }
 
     /** Fan-out and floor figures, in microseconds; {@code statsP50[n - 1]} is a stats fan-out to {@code n} ranks. */
-    private record FanOutFigures(double mapP50, double mapP99, double[] statsP50, double floorP50, double floorP99) {
+    private record FanOutFigures(double mapP50, double mapP99, double[] statsP50, double floorP50, double floorP99,
+                                 double floor4P50) {
     }
 
     private static Future<FanOutFigures> fanOut(Vertx vertx, int batches) {
         KvCacheOptions options = options("bench-fanout", false).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false);
-        return KvCache.deploy(vertx, options).compose(cache -> vertx.deployVerticle(new Echo(), new DeploymentOptions()
-                .setThreadingModel(ThreadingModel.WORKER).setWorkerPoolName("bench-echo").setWorkerPoolSize(1))
-                .compose(echo -> {
+        return KvCache.deploy(vertx, options).compose(cache -> echoes(vertx, 4).compose(echo -> {
                     Context context = vertx.getOrCreateContext();
                     RankFanOut fan = new RankFanOut(vertx.eventBus(), PoolRanks.of(options), 5_000);
                     LatencySamples maps = new LatencySamples();
                     LatencySamples[] stats = {new LatencySamples(), new LatencySamples(), new LatencySamples(), new LatencySamples()};
                     LatencySamples floor = new LatencySamples();
+                    LatencySamples floor4 = new LatencySamples();
                     List<RankTarget> ranks = PoolRanks.of(options).ranks();
                     int warmup = batches / 5;
                     return on(context, () -> loop(batches, i -> {
@@ -119,8 +119,15 @@ public final class AllocationBench {
                                     .onSuccess(r -> record(stats[width - 1], i >= warmup, statsStart));
                         }).compose(replies -> {
                             long floorStart = System.nanoTime();
-                            return vertx.eventBus().request(Echo.ADDRESS, page)
+                            return vertx.eventBus().request(Echo.ADDRESS + 0, page)
                                     .onSuccess(r -> record(floor, i >= warmup, floorStart));
+                        }).compose(reply -> {
+                            long floorStart = System.nanoTime();
+                            List<Future<?>> all = new java.util.ArrayList<>();
+                            for (int e = 0; e < 4; e++) {
+                                all.add(vertx.eventBus().request(Echo.ADDRESS + e, page));
+                            }
+                            return Future.join(all).onSuccess(r -> record(floor4, i >= warmup, floorStart));
                         }).mapEmpty();
                     })).map(v -> {
                         double[] statsP50 = new double[stats.length];
@@ -128,7 +135,7 @@ public final class AllocationBench {
                             statsP50[n] = stats[n].percentileMicros(50);
                         }
                         return new FanOutFigures(maps.percentileMicros(50), maps.percentileMicros(99), statsP50,
-                                floor.percentileMicros(50), floor.percentileMicros(99));
+                                floor.percentileMicros(50), floor.percentileMicros(99), floor4.percentileMicros(50));
                     })
                             .compose(figures -> cache.close().map(figures));
                 }));
@@ -194,20 +201,37 @@ public final class AllocationBench {
                 f.statsP50()[0], f.statsP50()[1], f.statsP50()[2], f.statsP50()[3]);
         System.out.printf(Locale.ROOT, "| floor: one request to one worker thread, p50 / p99 | %.1f / %.1f µs | |%n",
                 f.floorP50(), f.floorP99());
-        System.out.printf(Locale.ROOT, "| map fan-out / floor (p50) | %.2f x | |%n", f.mapP50() / f.floorP50());
+        System.out.printf(Locale.ROOT, "| floor: Future.join of requests to 4 worker threads that answer at once, p50 | %.1f µs | |%n",
+                f.floor4P50());
+        System.out.printf(Locale.ROOT, "| map fan-out / 4-thread floor (p50) | %.2f x | |%n", f.mapP50() / f.floor4P50());
     }
 
     private static void row(String figure, String format, double value, String goal) {
         System.out.printf(Locale.ROOT, "| %s | " + format + " | %s |%n", figure, value, goal);
     }
 
+    /** {@code n} echoes, each on a worker pool of one thread as a rank worker runs. */
+    private static Future<Void> echoes(Vertx vertx, int n) {
+        List<Future<String>> all = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            all.add(vertx.deployVerticle(new Echo(Echo.ADDRESS + i), new DeploymentOptions()
+                    .setThreadingModel(ThreadingModel.WORKER).setWorkerPoolName("bench-echo-" + i).setWorkerPoolSize(1)));
+        }
+        return Future.all(all).mapEmpty();
+    }
+
     /** A worker-thread consumer that answers at once: the floor under any fan-out. */
     private static final class Echo extends VerticleBase {
-        static final String ADDRESS = "bench.echo";
+        static final String ADDRESS = "bench.echo.";
+        private final String address;
+
+        Echo(String address) {
+            this.address = address;
+        }
 
         @Override
         public Future<?> start() {
-            return vertx.eventBus().consumer(ADDRESS, m -> m.reply(m.body())).completion();
+            return vertx.eventBus().consumer(address, m -> m.reply(m.body())).completion();
         }
     }
 }
