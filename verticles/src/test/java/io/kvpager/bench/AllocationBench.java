@@ -28,8 +28,9 @@ import java.util.function.Supplier;
  * latencies, and what one fan-out costs on the event bus in one JVM.
  *
  * <pre>{@code
- * mvn -o -q -pl verticles -am test-compile
- * java -cp "verticles/target/test-classes:verticles/target/classes:$(cat cp.txt)" io.kvpager.bench.AllocationBench [seed] [steps]
+ * mvn -o -q -pl verticles -am test-compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath
+ * java -cp "verticles/target/test-classes:verticles/target/classes:$(cat verticles/target/bench.classpath)" \
+ *     io.kvpager.bench.AllocationBench [seed, default 42] [steps of 1 ms, default 15000]
  * }</pre>
  *
  * <p>Figures: the share of allocations served without waiting for a map (completed before
