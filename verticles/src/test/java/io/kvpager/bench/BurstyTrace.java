@@ -68,6 +68,6 @@ final class BurstyTrace {
 
     private int logNormal(double median, double sigma, int min, int max) {
         double gaussian = Math.sqrt(-2 * Math.log(1 - random.nextDouble())) * Math.cos(2 * Math.PI * random.nextDouble());
-        return (int) Math.clamp(Math.round(median * Math.exp(sigma * gaussian)), min, max);
+        return Math.clamp(Math.round(median * Math.exp(sigma * gaussian)), min, max);
     }
 }
