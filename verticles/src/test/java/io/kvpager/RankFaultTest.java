@@ -136,6 +136,35 @@ class RankFaultTest {
     }
 
     @Test
+    void aRankThatCannotUndoItsPartQuarantinesTheBatch(Vertx vertx) {
+        String name = "fault-partial";
+        Setup s = setup(vertx, name, 5_000);
+        FaultPlan faults = device(name, 2, "pp0/tp2").faults();
+        faults.add(Fault.error(DriverCall.MAP, "CUDA_ERROR_UNKNOWN").onPage(1));
+        faults.add(Fault.error(DriverCall.UNMAP, "CUDA_ERROR_UNKNOWN").onPage(0));
+
+        Allocation miss = await(s.cache().alloc(2 * SimPool.BLOCKS_PER_PAGE));
+        assertThat(miss.missReason()).isEqualTo(MissReason.MAP_FAILED);
+        assertThat(miss.detail()).contains("pp0/tp2 DRIVER_ERROR (500)", "rollback incomplete",
+                "unmap again on pp0/tp0, pp0/tp1, pp0/tp3", "pp0/tp2 could not undo its part: pages [0, 1] quarantined");
+        assertThat(await(s.cache().stats()).pool().quarantinedPages()).isEqualTo(2);
+        List<String> after = accounting(name, 4);
+        assertThat(List.of(after.get(0), after.get(1), after.get(3)))
+                .isEqualTo(List.of(s.before().get(0), s.before().get(1), s.before().get(3)));
+        assertThat(after.get(2)).as("page 0 stays mapped on pp0/tp2").isNotEqualTo(s.before().get(2));
+
+        faults.clear();
+        Allocation ok = await(s.cache().alloc(1));
+        assertThat(ok.block(0) / SimPool.BLOCKS_PER_PAGE).as("the quarantined pages are never handed out").isEqualTo(2);
+        CacheStats stats = await(s.cache().stats());
+        assertThat(stats.rank("pp0/tp2").mappedPages()).as("page 2, and page 0 that it could not undo").isEqualTo(2);
+        assertThat(stats.rank("pp0/tp1").mappedPages()).isEqualTo(1);
+        await(s.cache().free(ok.blocks()));
+        SimPool.invariantsHold(s.cache());
+        await(s.cache().close());
+    }
+
+    @Test
     void aRankWithoutAWorkerFailsAtOnceAndRejoinsWhenItIsBack(Vertx vertx) {
         String name = "fault-gone";
         Setup s = setup(vertx, name, 5_000);

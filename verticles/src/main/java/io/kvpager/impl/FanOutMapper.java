@@ -39,6 +39,13 @@ import java.util.concurrent.CompletionStage;
  */
 public final class FanOutMapper implements PageMapper {
 
+    /**
+     * What a worker's failure text says when undoing its part of a batch failed as well, so that
+     * the rank holds some of the batch: its pages are then quarantined, as nothing else can tell
+     * which of them it holds.
+     */
+    static final String ROLLBACK_INCOMPLETE = "rollback incomplete";
+
     private final RankFanOut fanOut;
     private final RankRejoin rejoin;
 
@@ -89,6 +96,7 @@ public final class FanOutMapper implements PageMapper {
             MissReason reason = reasonOf(failures);
             List<RankTarget> undo = new ArrayList<>();
             Set<RankTarget> unknown = new HashSet<>();
+            List<RankFailure> partial = new ArrayList<>();
             for (RankReply reply : checked) {
                 if (reply.succeeded()) {
                     undo.add(reply.rank());
@@ -96,10 +104,14 @@ public final class FanOutMapper implements PageMapper {
                     // timed out, or answered something other than the batch: its state is unknown
                     undo.add(reply.rank());
                     unknown.add(reply.rank());
+                } else if (reply.failure().message().contains(ROLLBACK_INCOMPLETE)) {
+                    partial.add(reply.failure());
                 }
             }
             if (undo.isEmpty()) {
-                return Future.failedFuture(new PageMapFailure(reason, failure.getMessage(), null, failure));
+                KvPagerException reported = partial.isEmpty() ? failure : failure.withNote(partlyHeld(partial, batch));
+                return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(),
+                        partial.isEmpty() ? null : batch, reported));
             }
             return fanOut.send(undo, inverse, fields, fanOut.sendTimeoutMs()).compose(undone -> {
                 List<RankFailure> stuck = new ArrayList<>();
@@ -121,6 +133,9 @@ public final class FanOutMapper implements PageMapper {
                         note.append(i == 0 ? "" : "; ").append(stuck.get(i));
                     }
                     note.append("; ").append(describe(batch)).append(" quarantined");
+                } else if (!partial.isEmpty()) {
+                    quarantined = batch;
+                    note.append("; ").append(partlyHeld(partial, batch));
                 }
                 KvPagerException reported = failure.withNote(note.toString());
                 return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(), quarantined, reported));
@@ -147,6 +162,14 @@ public final class FanOutMapper implements PageMapper {
         }
         return new RankReply(reply.rank(), reply.body(), new RankFailure(reply.rank().name(), FailureCode.DRIVER_ERROR,
                 reply.rank().name() + " answered " + action + " of " + describe(batch) + " with " + reply.body().encode()));
+    }
+
+    private static String partlyHeld(List<RankFailure> partial, int[] batch) {
+        List<String> ranks = new ArrayList<>(partial.size());
+        for (RankFailure f : partial) {
+            ranks.add(f.rank());
+        }
+        return String.join(", ", ranks) + " could not undo its part: " + describe(batch) + " quarantined";
     }
 
     private static MissReason reasonOf(List<RankFailure> failures) {

@@ -189,6 +189,22 @@ class FanOutMapperTest {
     }
 
     @Test
+    void aRankThatCouldNotRollBackQuarantinesTheBatch(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-partial").compose(p -> {
+            p.rank(1).script("map", new ScriptedRank.Fail(500, "page 4: cuMemMap failed: CUDA_ERROR_UNKNOWN; "
+                    + "rollback incomplete (cuMemUnmap failed: CUDA_ERROR_UNKNOWN)"));
+            return p.map(3, 4).transform(ar -> {
+                PageMapFailure failure = mapFailure(ar.cause());
+                assertThat(failure.quarantined()).containsExactly(3, 4);
+                assertThat(failure.getMessage()).contains("unmap again on pp0/tp0, pp0/tp2, pp0/tp3",
+                        "pp0/tp1 could not undo its part: pages [3, 4] quarantined");
+                assertThat(p.rank(0).mapped).isEmpty();
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
     void aFailedUnmapIsMappedAgainWhereItWorked(Vertx vertx, VertxTestContext test) {
         pool(vertx, "fan-unmap").compose(p -> p.map(1, 2).compose(v -> {
             p.rank(3).script("unmap", new ScriptedRank.Fail(500, "page 1: cuMemUnmap failed: CUDA_ERROR_UNKNOWN"));
