@@ -18,13 +18,22 @@ import java.util.List;
  * @param refillFailure the last background refill or release failure since the last success, or {@code null}
  * @param pool the ledger's figures
  * @param ranks one entry per rank of the pool, stage by stage
+ * @param gpus the GPUs the pool's ranks run on, as their memory brokers count them; empty when no
+ *     worker named its GPU
  */
 public record CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String startFailure,
-                         String refillFailure, PoolStats pool, List<RankStats> ranks) {
+                         String refillFailure, PoolStats pool, List<RankStats> ranks, List<GpuStats> gpus) {
 
     public CacheStats {
         stages = List.copyOf(stages);
         ranks = List.copyOf(ranks);
+        gpus = List.copyOf(gpus);
+    }
+
+    /** A snapshot without GPU figures. */
+    public CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String startFailure,
+                      String refillFailure, PoolStats pool, List<RankStats> ranks) {
+        this(instance, group, stages, tp, state, startFailure, refillFailure, pool, ranks, List.of());
     }
 
     /** Whether every rank answered. */
@@ -60,6 +69,10 @@ public record CacheStats(String instance, int group, List<Integer> stages, int t
         if (refillFailure != null) {
             json.put("refillFailure", refillFailure);
         }
-        return json.put("pool", pool.toJson()).put("ranks", rankJson);
+        JsonArray gpuJson = new JsonArray();
+        for (GpuStats g : gpus) {
+            gpuJson.add(g.toJson());
+        }
+        return json.put("pool", pool.toJson()).put("ranks", rankJson).put("gpus", gpuJson);
     }
 }

@@ -3,9 +3,11 @@ package io.kvpager.impl;
 import io.kvpager.Allocation;
 import io.kvpager.CacheStats;
 import io.kvpager.FailureCode;
+import io.kvpager.GpuStats;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.KvPagerException;
 import io.kvpager.LimitResult;
+import io.kvpager.MissReason;
 import io.kvpager.PoolStats;
 import io.kvpager.RankStats;
 import io.kvpager.core.LedgerStats;
@@ -23,6 +25,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +39,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * mapper's stages complete on that context too, since the event-bus replies arrive there.
  *
  * <p>A failed start is kept in {@link #ready()}: every later {@code alloc} fails with its cause.
+ *
+ * <p>The ranks may run in this process or in others of the cluster; the coordinator sends to
+ * their addresses either way. When the cluster removes a rank's node, its {@link RankNodes} fails
+ * the requests in flight there and the rank counts as lost: every allocation then first tries to
+ * bring it back ({@link RankRejoin}) and misses with {@link MissReason#RANK_DOWN} while it cannot,
+ * even one the reserve could serve, since a page's blocks are only usable while every rank holds
+ * it. The pages' memory is drawn from the budgets of the ranks' GPUs ({@link PoolBudget}), which
+ * every cache on those GPUs shares.
  */
 public final class Coordinator {
 
@@ -43,13 +54,17 @@ public final class Coordinator {
 
     private final KvCacheOptions options;
     private final PoolRanks pool;
+    private final RankNodes nodes;
     private final RankFanOut fanOut;
+    private final PoolBudget budget;
     private final RankRejoin rejoin;
     private final PageLedger ledger;
     private final TensorStart tensorStart;
     private final AtomicLong fenceIds = new AtomicLong();
     private final Map<Long, Long> ledgerFences = new HashMap<>();
     private final ReserveRefill refill;
+    /** Allocations missed before the ledger because a rank was down. */
+    private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
     private Future<Void> closing;
 
@@ -60,11 +75,14 @@ public final class Coordinator {
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
         this.options = options;
         this.pool = PoolRanks.of(options);
-        this.fanOut = new RankFanOut(vertx.eventBus(), pool, options.getSendTimeoutMs());
+        this.nodes = RankNodes.of(vertx, context, pool, this::departed);
+        this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs());
         JsonObject tensors = tensorsBody(options);
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages);
-        this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin),
+        String name = "cache " + pool.instance() + " group " + pool.group();
+        this.budget = new PoolBudget(vertx, name, options.geometry().bytesPerPageId());
+        this.ledger = new PageLedger(options.geometry(), new BudgetedMapper(new FanOutMapper(fanOut, rejoin), budget),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
             // the configured limit is revision 0; run-time changes use revisions from 1
@@ -72,8 +90,8 @@ public final class Coordinator {
         }
         this.tensorStart = new TensorStart(vertx, fanOut, pool.ranks(), tensors, options.getTensorsDeadlineMs(),
                 options.getTensorsPollMs(), true);
-        this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(),
-                "cache " + pool.instance() + " group " + pool.group(), Coordinator::asKvPagerException);
+        this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(), name,
+                Coordinator::asKvPagerException);
     }
 
     /** The {@code create-tensors} body of this pool, without the group (the fan-out adds it). */
@@ -92,12 +110,12 @@ public final class Coordinator {
         return pool;
     }
 
-    /** Creates the tensors on every rank and starts the refill once they exist. */
+    /** Creates the tensors on every rank, opens the GPUs' budgets, and starts the refill. */
     public Future<Void> start() {
         if (ready != null) {
             return ready;
         }
-        ready = tensorStart.run();
+        ready = tensorStart.run().compose(created -> closing != null ? Future.succeededFuture() : budget.open(tensorStart.created()));
         ready.onSuccess(v -> {
             if (closing == null) {
                 refill.start();
@@ -121,6 +139,14 @@ public final class Coordinator {
         if (ready.failed()) {
             return Future.failedFuture(ready.cause());
         }
+        int total = options.getPages() * options.geometry().blocksPerPage();
+        if (blocks > 0 && blocks <= total && !rejoin.lost().isEmpty()) {
+            return rejoin.rejoin().transform(back -> back.succeeded() ? allocNow(blocks) : Future.succeededFuture(downMiss(back.cause())));
+        }
+        return allocNow(blocks);
+    }
+
+    private Future<Allocation> allocNow(int blocks) {
         CompletionStage<Allocation> stage;
         try {
             stage = ledger.alloc(blocks);
@@ -129,6 +155,22 @@ public final class Coordinator {
         }
         refill.allocated();
         return Future.fromCompletionStage(stage);
+    }
+
+    /** An allocation that a lost rank, which could not come back, keeps from being served. */
+    private Allocation downMiss(Throwable cause) {
+        MissReason reason = cause instanceof KvPagerException k && !k.failures().isEmpty()
+                ? FanOutMapper.reasonOf(k.failures()) : MissReason.RANK_DOWN;
+        downMisses.merge(reason, 1L, Long::sum);
+        return Allocation.miss(reason, "alloc not served while " + rejoin.lost() + " of group " + pool.group()
+                + " cannot come back: " + cause.getMessage());
+    }
+
+    /** The cluster removed the node of these ranks: they lost their tensors, and must rejoin before the next allocation. */
+    private void departed(List<RankTarget> ranks) {
+        rejoin.noteDeparted(ranks);
+        log.warn("cache {} group {}: {} left the cluster; allocations miss until a worker for {} rejoins",
+                pool.instance(), pool.group(), ranks, ranks.size() == 1 ? "it" : "each");
     }
 
     public Future<Void> free(int[] blocks) {
@@ -210,16 +252,17 @@ public final class Coordinator {
     }
 
     public Future<CacheStats> stats() {
-        PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId());
-        return fanOut.toAll(RankFanOut.STATS, new JsonObject()).map(replies -> {
+        PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId(), downMisses);
+        Future<List<GpuStats>> gpus = budget.stats();
+        return fanOut.toAll(RankFanOut.STATS, new JsonObject()).compose(replies -> gpus.map(gpuStats -> {
             List<RankStats> ranks = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
                 ranks.add(reply.succeeded() ? rankStats(reply, pool.group()) : RankStats.down(reply.failure()));
             }
             String state = closing != null ? "closed" : !ready.isComplete() ? "starting" : ready.failed() ? "failed" : "ready";
             return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state,
-                    ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks);
-        });
+                    ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks, gpuStats);
+        }));
     }
 
     /** The ledger, for tests that check its invariants; call only on the context. */
@@ -227,9 +270,14 @@ public final class Coordinator {
         return ledger;
     }
 
-    /** The ranks lost now (no worker, or no tensors), for stats and tests. */
+    /** The ranks lost now (no worker, no tensors, or their node left the cluster), for stats and tests. */
     public List<RankTarget> lostRanks() {
         return rejoin.lost();
+    }
+
+    /** Which cluster node serves each rank; for tests. */
+    public RankNodes nodes() {
+        return nodes;
     }
 
     /**
@@ -244,6 +292,7 @@ public final class Coordinator {
         }
         Promise<Void> promise = Promise.promise();
         closing = promise.future();
+        nodes.close();
         refill.stop();
         if (ready != null) {
             tensorStart.cancel();
@@ -257,10 +306,12 @@ public final class Coordinator {
                 }
             }
             if (!failures.isEmpty()) {
+                log.warn("cache {} group {}: its GPU budget stays taken, as some ranks may still hold its memory",
+                        pool.instance(), pool.group());
                 throw KvPagerException.ofRanks("destroy-tensors of group " + pool.group(), replies.size(), failures);
             }
             return (Void) null;
-        }).onComplete(promise);
+        }).compose(destroyed -> budget.close()).onComplete(promise);
         return closing;
     }
 
@@ -296,9 +347,12 @@ public final class Coordinator {
         return new KvPagerException(FailureCode.DRIVER_ERROR, String.valueOf(e.getMessage()), List.of(), e);
     }
 
-    static PoolStats poolStats(LedgerStats s, long bytesPerPage) {
+    static PoolStats poolStats(LedgerStats s, long bytesPerPage, Map<MissReason, Long> moreMisses) {
+        Map<MissReason, Long> misses = new EnumMap<>(MissReason.class);
+        misses.putAll(s.misses());
+        moreMisses.forEach((reason, n) -> misses.merge(reason, n, Long::sum));
         return new PoolStats(s.mappedPages(), s.inUsePages(), s.reservePages(), s.reclaimedPages(), s.quarantinedPages(),
-                s.freePages(), s.usedBlocks(), s.limitPages(), s.lowMark(), s.highMark(), s.allocs(), s.misses(),
+                s.freePages(), s.usedBlocks(), s.limitPages(), s.lowMark(), s.highMark(), s.allocs(), misses,
                 s.maps(), s.unmaps(), bytesPerPage);
     }
 

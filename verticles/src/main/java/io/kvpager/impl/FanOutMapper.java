@@ -172,7 +172,7 @@ public final class FanOutMapper implements PageMapper {
         return String.join(", ", ranks) + " could not undo its part: " + describe(batch) + " quarantined";
     }
 
-    private static MissReason reasonOf(List<RankFailure> failures) {
+    static MissReason reasonOf(List<RankFailure> failures) {
         boolean down = false;
         for (RankFailure f : failures) {
             if (f.code() == FailureCode.OUT_OF_MEMORY) {

@@ -126,6 +126,14 @@ final class GroupTensors {
         return geometry;
     }
 
+    /**
+     * Device memory this group may hold besides its mapped pages: the zero page, and the idle
+     * handles its pool bound lets the rank keep. A GPU's budget counts it from the start.
+     */
+    long standingBytes() {
+        return ((zeroPage ? 1L : 0L) + poolOptions.boundHandles(geometry)) * ranges.slotBytes();
+    }
+
     HandlePoolOptions poolOptions() {
         return poolOptions;
     }

@@ -24,6 +24,10 @@ import java.util.UUID;
  * map and unmap request carries a fresh {@code requestId}; the prefix is random per fan-out so a
  * restarted coordinator never collides with a worker's memory of earlier requests.
  *
+ * <p>Every request goes through the pool's {@link RankNodes}, which fails it at once when the
+ * rank's node has left the cluster (in flight or before it is sent); such a rank answers
+ * {@link FailureCode#NO_RANK}, like a rank with no worker.
+ *
  * <p>Requests must be sent from the coordinator's context: their replies complete there.
  */
 public final class RankFanOut {
@@ -39,13 +43,20 @@ public final class RankFanOut {
 
     private final EventBus bus;
     private final PoolRanks pool;
+    private final RankNodes nodes;
     private final long sendTimeoutMs;
     private final String requestPrefix = UUID.randomUUID().toString();
     private long requests;
 
+    /** A fan-out outside a cluster, or one that does not follow its membership. */
     public RankFanOut(EventBus bus, PoolRanks pool, long sendTimeoutMs) {
+        this(bus, pool, RankNodes.local(pool), sendTimeoutMs);
+    }
+
+    public RankFanOut(EventBus bus, PoolRanks pool, RankNodes nodes, long sendTimeoutMs) {
         this.bus = bus;
         this.pool = pool;
+        this.nodes = nodes;
         this.sendTimeoutMs = sendTimeoutMs;
     }
 
@@ -80,7 +91,8 @@ public final class RankFanOut {
             if (MAP.equals(action) || UNMAP.equals(action)) {
                 body.put("requestId", requestPrefix + "-" + (++requests));
             }
-            sent.add(bus.request(rank.address(pool.instance()), body, delivery));
+            String address = rank.address(pool.instance());
+            sent.add(nodes.request(rank, action, () -> bus.request(address, body, delivery)));
         }
         return Future.join(sent).transform(joined -> {
             List<RankReply> replies = new ArrayList<>(ranks.size());
@@ -102,6 +114,9 @@ public final class RankFanOut {
         }
         Throwable cause = answer.cause();
         String address = rank.address(pool.instance());
+        if (cause instanceof RankDeparted departed) {
+            return RankReply.failed(rank, FailureCode.NO_RANK, departed.getMessage());
+        }
         if (cause instanceof ReplyException reply) {
             return switch (reply.failureType()) {
                 case RECIPIENT_FAILURE -> RankReply.failed(rank, FailureCode.of(reply.failureCode()), reply.getMessage());

@@ -18,8 +18,8 @@ import java.util.function.Supplier;
 
 /**
  * Ranks that lost the pool's tensors, and how they come back. A rank is lost when it answers a map
- * or unmap with no worker at its address ({@code NO_RANK}) or with no tensors for the group (404):
- * its worker stopped, or was restarted. Before the next map the coordinator brings every lost rank
+ * or unmap with no worker at its address ({@code NO_RANK}) or with no tensors for the group (404),
+ * or when the cluster removes its node: its worker stopped, died, or was restarted. Before the next map the coordinator brings every lost rank
  * back: {@code create-tensors}, {@code tensors-created}, then a map of every page the pool holds
  * mapped, so the rank matches the others again. While a rank cannot be brought back, maps fail
  * with its error, and it is tried again on the next one.
@@ -61,6 +61,11 @@ public final class RankRejoin {
                 lost.add(reply.rank());
             }
         }
+    }
+
+    /** Notes ranks whose node left the cluster: their tensors went with it. */
+    public void noteDeparted(List<RankTarget> ranks) {
+        lost.addAll(ranks);
     }
 
     /** The ranks lost now, in rank order. */

@@ -48,6 +48,7 @@ public final class RankWorkerVerticle extends VerticleBase {
     private final Map<Integer, GroupTensors> groups = new TreeMap<>();
     private WorkerConfig config;
     private String rank;
+    private GpuId gpu;
     private Device device;
     private RankHandlePool handles;
     private Thread thread;
@@ -72,6 +73,7 @@ public final class RankWorkerVerticle extends VerticleBase {
                     + "RankWorkers.deploy or RankWorkers.deploymentOptions");
         }
         thread = Thread.currentThread();
+        gpu = GpuId.of(config);
         device = source.open(config);
         try {
             device.attach();
@@ -223,6 +225,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         boolean zeroPage = body.optionalBoolean("zeroPage", false);
         HandlePoolOptions poolOptions = HandlePoolOptions.read(body, geometry);
         GroupTensors existing = groups.get(group);
+        GroupTensors tensors = existing;
         if (existing != null) {
             if (!existing.sameAs(geometry, zeroPage, poolOptions)) {
                 throw new RankFailure(FailureCode.CONFLICT, "tensors already exist with " + existing.geometry()
@@ -230,11 +233,15 @@ public final class RankWorkerVerticle extends VerticleBase {
                         + "; destroy-tensors first to change them");
             }
         } else {
-            groups.put(group, GroupTensors.create(device, handles, group, geometry, zeroPage, poolOptions));
+            tensors = GroupTensors.create(device, handles, group, geometry, zeroPage, poolOptions);
+            groups.put(group, tensors);
             LOG.info("{} group {}: tensors created, {}{}, handle pool {}", rank, group, geometry, zeroPage ? " with a zero page" : "",
                     poolOptions.toJson().encode());
         }
-        return new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity());
+        // what the coordinator's GPU budget needs: which GPU, how big, and what the group holds besides its pages
+        return new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity())
+                .put("gpu", gpu.toString()).put("gpuBytes", device.memoryInfo().totalBytes())
+                .put("standingBytes", tensors.standingBytes());
     }
 
     private JsonObject map(RequestBody body, Request request) {
@@ -283,6 +290,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         return new JsonObject()
                 .put("rank", rank)
                 .put("device", device.describe())
+                .put("gpu", gpu.toString())
                 .put("thread", Thread.currentThread().getName())
                 .put("groups", perGroup)
                 .put("handlesAlive", held + pooled)

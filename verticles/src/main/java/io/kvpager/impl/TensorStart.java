@@ -37,6 +37,7 @@ public final class TensorStart {
     private final boolean patient;
     private final Map<RankTarget, State> states = new LinkedHashMap<>();
     private final Map<RankTarget, RankFailure> lastFailures = new LinkedHashMap<>();
+    private final Map<RankTarget, JsonObject> answers = new LinkedHashMap<>();
     private final Promise<Void> done = Promise.promise();
     private RankFailure lastError;
     private long startNanos;
@@ -66,6 +67,15 @@ public final class TensorStart {
         startNanos = System.nanoTime();
         round();
         return done.future();
+    }
+
+    /**
+     * Each rank's answer to {@code create-tensors}, in rank order: the worker reports there which
+     * GPU it runs on ({@code gpu}, {@code gpuBytes}) and the memory the group may hold besides its
+     * pages ({@code standingBytes}).
+     */
+    public Map<RankTarget, JsonObject> created() {
+        return java.util.Collections.unmodifiableMap(answers);
     }
 
     /** Stops polling; a start still running fails with a {@link FailureCode#STOPPING} failure. */
@@ -99,6 +109,7 @@ public final class TensorStart {
             for (RankReply reply : replies) {
                 if (reply.succeeded()) {
                     states.put(reply.rank(), State.CREATED);
+                    answers.put(reply.rank(), reply.body());
                 } else if (!patient || reply.code() == FailureCode.BAD_REQUEST || reply.code() == FailureCode.CONFLICT) {
                     fatal.add(reply.failure());
                 } else {

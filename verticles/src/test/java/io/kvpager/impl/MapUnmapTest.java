@@ -42,7 +42,11 @@ class MapUnmapTest {
                     return rank.send(WorkerAction.CREATE_TENSORS, tensors(7, layout, 16));
                 })
                 .compose(reply -> {
-                    assertThat(reply).isEqualTo(new JsonObject().put("created", true).put("group", 7).put("granularity", PAGE_BYTES));
+                    // the GPU's name and size, and what the group may hold besides its pages: its idle handles' bound
+                    assertThat(reply).isEqualTo(new JsonObject().put("created", true).put("group", 7).put("granularity", PAGE_BYTES)
+                            .put("gpu", GpuId.of(rank.config()).toString()).put("gpuBytes", 141L << 30)
+                            .put("standingBytes", pooledBound(layout) * PAGE_BYTES));
+                    assertThat(reply.getString("gpu")).startsWith("sim:" + rank.config().sim().getString("gpuKey") + ":0@");
                     assertThat(rank.sim().reservations()).hasSize(layout == Layout.PAGE_MAJOR ? 1 : 4)
                             .allSatisfy(r -> assertThat(r.size()).isEqualTo(16 * (layout == Layout.PAGE_MAJOR ? BYTES_PER_PAGE_ID : PAGE_BYTES)));
                     assertThat(rank.sim().handlesAlive()).isZero();
@@ -271,5 +275,10 @@ class MapUnmapTest {
 
     private static TensorView[] views(JsonObject reply) {
         return reply.getJsonArray("views").stream().map(v -> TensorView.fromJson((JsonObject) v)).toArray(TensorView[]::new);
+    }
+
+    /** Handles a group keeps idle at most by default: 4 page ids of 4 handles for PER_LAYER, none for PAGE_MAJOR. */
+    private static long pooledBound(Layout layout) {
+        return layout == Layout.PAGE_MAJOR ? 0 : 4 * 4;
     }
 }
