@@ -58,6 +58,7 @@ public final class Coordinator {
     private final RankFanOut fanOut;
     private final PoolBudget budget;
     private final RankRejoin rejoin;
+    private final FanOutMapper mapper;
     private final PageLedger ledger;
     private final TensorStart tensorStart;
     private final AtomicLong fenceIds = new AtomicLong();
@@ -79,10 +80,11 @@ public final class Coordinator {
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs());
         JsonObject tensors = tensorsBody(options);
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
-                this::mappedPages);
+                this::mappedPages, this::fanOutsSettled);
+        this.mapper = new FanOutMapper(fanOut, rejoin);
         String name = "cache " + pool.instance() + " group " + pool.group();
         this.budget = new PoolBudget(vertx, name, options.geometry().bytesPerPageId());
-        this.ledger = new PageLedger(options.geometry(), new BudgetedMapper(new FanOutMapper(fanOut, rejoin), budget),
+        this.ledger = new PageLedger(options.geometry(), new BudgetedMapper(mapper, budget),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
             // the configured limit is revision 0; run-time changes use revisions from 1
@@ -315,13 +317,22 @@ public final class Coordinator {
         return closing;
     }
 
-    /** The pages mapped on every rank and not in flight: what a rejoining rank must map. */
+    private Future<Void> fanOutsSettled() {
+        return mapper.idle();
+    }
+
+    /**
+     * What a rejoining rank must map: the pages mapped on every other rank. The rejoin reads this
+     * once no fan-out is in flight, so a page being unmapped then is one whose unmap waits for the
+     * rejoin and is still mapped everywhere else, and a page being mapped one whose map waits too.
+     */
     private int[] mappedPages() {
         int[] pages = new int[options.getPages()];
         int n = 0;
         for (int page = 0; page < pages.length; page++) {
             PageState state = ledger.pageState(page);
-            if (state == PageState.IN_USE || state == PageState.RESERVE || state == PageState.RECLAIMED) {
+            if (state == PageState.IN_USE || state == PageState.RESERVE || state == PageState.RECLAIMED
+                    || state == PageState.UNMAPPING) {
                 pages[n++] = page;
             }
         }

@@ -7,6 +7,7 @@ import io.kvpager.RankFailure;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -30,7 +31,10 @@ import java.util.concurrent.CompletionStage;
  * on the ranks is unknown: its pages are quarantined, never to be handed out again.
  *
  * <p>A rank that answers with no worker or no tensors is noted lost in the {@link RankRejoin}, and
- * every map first brings lost ranks back.
+ * every map and unmap first brings lost ranks back; while one cannot come back, nothing is sent
+ * (an unmap could not take effect on it, and its page stays mapped and idle until it can). The
+ * fan-outs in flight are counted, so that a rejoin can wait for them to settle before it reads
+ * which pages the rejoining rank must map ({@link #idle()}).
  *
  * <p>The failure is a {@link PageMapFailure} whose cause is one {@link KvPagerException} listing
  * every failing rank, and whose miss reason is {@link MissReason#OUT_OF_MEMORY} when any rank ran
@@ -48,6 +52,8 @@ public final class FanOutMapper implements PageMapper {
 
     private final RankFanOut fanOut;
     private final RankRejoin rejoin;
+    private int inFlight;
+    private Promise<Void> settled;
 
     public FanOutMapper(RankFanOut fanOut, RankRejoin rejoin) {
         this.fanOut = fanOut;
@@ -56,22 +62,36 @@ public final class FanOutMapper implements PageMapper {
 
     @Override
     public CompletionStage<Void> map(int[] pages) {
-        int[] batch = pages.clone();
-        return rejoin.rejoin().transform(rejoined -> {
-            if (rejoined.succeeded()) {
-                return apply(RankFanOut.MAP, RankFanOut.UNMAP, "mapped", batch);
-            }
-            Throwable cause = rejoined.cause();
-            MissReason reason = cause instanceof KvPagerException k && !k.failures().isEmpty()
-                    ? reasonOf(k.failures()) : MissReason.RANK_DOWN;
-            return Future.<Void>failedFuture(new PageMapFailure(reason, "map of " + describe(batch) + " in group "
-                    + fanOut.pool().group() + " not sent: " + cause.getMessage(), null, cause));
-        }).toCompletionStage();
+        return afterRejoin(RankFanOut.MAP, RankFanOut.UNMAP, "mapped", pages.clone()).toCompletionStage();
     }
 
     @Override
     public CompletionStage<Void> unmap(int[] pages) {
-        return apply(RankFanOut.UNMAP, RankFanOut.MAP, "unmapped", pages).toCompletionStage();
+        return afterRejoin(RankFanOut.UNMAP, RankFanOut.MAP, "unmapped", pages.clone()).toCompletionStage();
+    }
+
+    private Future<Void> afterRejoin(String action, String inverse, String replyField, int[] batch) {
+        return rejoin.rejoin().transform(rejoined -> {
+            if (rejoined.succeeded()) {
+                return apply(action, inverse, replyField, batch);
+            }
+            Throwable cause = rejoined.cause();
+            MissReason reason = cause instanceof KvPagerException k && !k.failures().isEmpty()
+                    ? reasonOf(k.failures()) : MissReason.RANK_DOWN;
+            return Future.<Void>failedFuture(new PageMapFailure(reason, action + " of " + describe(batch) + " in group "
+                    + fanOut.pool().group() + " not sent: " + cause.getMessage(), null, cause));
+        });
+    }
+
+    /** Completes once no fan-out of this mapper is in flight (at once when none is). */
+    public Future<Void> idle() {
+        if (inFlight == 0) {
+            return Future.succeededFuture();
+        }
+        if (settled == null) {
+            settled = Promise.promise();
+        }
+        return settled.future();
     }
 
     /** Sends {@code action} for {@code pages} to every rank; on any failure undoes it where it took or may have taken effect. */
@@ -79,6 +99,17 @@ public final class FanOutMapper implements PageMapper {
         if (pages.length == 0) {
             return Future.succeededFuture();
         }
+        inFlight++;
+        return send(action, inverse, replyField, pages).andThen(done -> {
+            if (--inFlight == 0 && settled != null) {
+                Promise<Void> waiting = settled;
+                settled = null;
+                waiting.complete();
+            }
+        });
+    }
+
+    private Future<Void> send(String action, String inverse, String replyField, int[] pages) {
         int[] batch = pages.clone();
         JsonObject fields = new JsonObject().put("pages", RankFanOut.pageArray(batch));
         return fanOut.toAll(action, fields).compose(replies -> {

@@ -37,6 +37,7 @@ public final class RankRejoin {
     private final long deadlineMs;
     private final long pollMs;
     private final Supplier<int[]> mappedPages;
+    private final Supplier<Future<Void>> settled;
     private final Set<RankTarget> lost = new LinkedHashSet<>();
     private Future<Void> inFlight;
     private long rejoined;
@@ -46,7 +47,19 @@ public final class RankRejoin {
      */
     public RankRejoin(Vertx vertx, RankFanOut fanOut, JsonObject tensors, long deadlineMs, long pollMs,
                       Supplier<int[]> mappedPages) {
+        this(vertx, fanOut, tensors, deadlineMs, pollMs, mappedPages, Future::succeededFuture);
+    }
+
+    /**
+     * @param mappedPages the pages mapped on the other ranks, read once {@code settled} has completed
+     * @param settled completes once no map or unmap of the pool is in flight: a rejoin waits for it
+     *     before it reads {@code mappedPages}, so that a page whose unmap fails (and is undone) after
+     *     that read cannot stay unmapped on the rejoining rank alone
+     */
+    public RankRejoin(Vertx vertx, RankFanOut fanOut, JsonObject tensors, long deadlineMs, long pollMs,
+                      Supplier<int[]> mappedPages, Supplier<Future<Void>> settled) {
         this.vertx = vertx;
+        this.settled = settled;
         this.fanOut = fanOut;
         this.tensors = tensors.copy();
         this.deadlineMs = deadlineMs;
@@ -93,7 +106,8 @@ public final class RankRejoin {
         Promise<Void> promise = Promise.promise();
         inFlight = promise.future();
         new TensorStart(vertx, fanOut, ranks, tensors, deadlineMs, pollMs, false).run()
-                .compose(created -> {
+                .compose(created -> settled.get())
+                .compose(quiet -> {
                     int[] pages = mappedPages.get();
                     if (pages.length == 0) {
                         return Future.succeededFuture(pages);

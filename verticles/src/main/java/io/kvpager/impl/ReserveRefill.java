@@ -17,9 +17,10 @@ import java.util.function.Supplier;
  *
  * <p>A round runs on a timer, and when an allocation left the reserve below its low mark; never
  * two at once. A round asked for while one runs runs right after it, so under load refills follow
- * each other one map round trip apart, as the adaptive marks expect. After a failed refill the
- * refill pauses, twice as long each time, up to a second; a trim holds it until the next
- * allocation, or it would map the reserve straight back. Runs on the coordinator's context.
+ * each other one map round trip apart, as the adaptive marks expect. After a failed refill or
+ * release both pause, twice as long each time, up to a second (a rank that is down fails every
+ * round until it is back); a trim holds the refill until the next allocation, or it would map the
+ * reserve straight back. Runs on the coordinator's context.
  */
 final class ReserveRefill {
 
@@ -111,22 +112,21 @@ final class ReserveRefill {
         }
         running = true;
         again = false;
-        boolean paused = held || System.nanoTime() < pausedUntilNanos;
+        boolean backingOff = System.nanoTime() < pausedUntilNanos;
+        boolean paused = held || backingOff;
         Future<Integer> refilled = paused ? Future.succeededFuture(0) : stage(ledger::refill).recover(e -> {
-            backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(intervalMs, backoffMs * 2));
-            pausedUntilNanos = System.nanoTime() + backoffMs * 1_000_000;
             failure = "refill: " + e.getMessage();
-            log.warn("{}: {}; next refill in {} ms", pool, failure, backoffMs);
+            log.warn("{}: {}; next refill in {} ms", pool, failure, backOff());
             return Future.succeededFuture(-1);
         });
-        round = refilled.compose(mapped -> stage(ledger::releaseReclaimed).recover(e -> {
+        round = refilled.compose(mapped -> (backingOff ? Future.succeededFuture(0) : stage(ledger::releaseReclaimed)).recover(e -> {
             failure = "release: " + e.getMessage();
-            log.warn("{}: {}", pool, failure);
+            log.warn("{}: {}; next release in {} ms", pool, failure, backOff());
             return Future.succeededFuture(-1);
         }).map(released -> {
-            if (mapped >= 0 && !paused) {
+            if (!backingOff && mapped >= 0 && released >= 0) {
                 backoffMs = 0;
-                if (released >= 0) {
+                if (!paused) {
                     failure = null;
                 }
             }
@@ -137,6 +137,13 @@ final class ReserveRefill {
                 run();
             }
         });
+    }
+
+    /** Pauses the rounds, twice as long as the last time, up to {@link #MAX_BACKOFF_MS}; the pause in ms. */
+    private long backOff() {
+        backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(intervalMs, backoffMs * 2));
+        pausedUntilNanos = System.nanoTime() + backoffMs * 1_000_000;
+        return backoffMs;
     }
 
     private Future<Integer> stage(Supplier<java.util.concurrent.CompletionStage<Integer>> call) {

@@ -1,0 +1,166 @@
+package io.kvpager.cluster;
+
+import com.hazelcast.config.Config;
+import io.kvpager.KvCache;
+import io.kvpager.KvCacheOptions;
+import io.kvpager.impl.ClusterMembership;
+import io.kvpager.impl.RankWorkers;
+import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One clustered kvpager process: a Vert.x joined to its cluster through the Hazelcast cluster
+ * manager, in which rank workers and coordinators run exactly as they do in one process. A
+ * coordinator reaches the ranks of other nodes at the same event-bus addresses, and follows the
+ * cluster's membership to notice a rank whose process died.
+ *
+ * <pre>{@code
+ * ClusterNode node = ClusterNode.start(new ClusterNodeOptions().setClusterName("llama-prod")
+ *         .setMembers(List.of("10.0.0.5:5701"))).await();
+ * node.deployWorker(new WorkerConfig("llama", 0, 1, "cuda", 1));
+ * }</pre>
+ *
+ * <p>The node never enables Vert.x HA: kvpager's membership notices take the cluster manager's one
+ * node-listener slot.
+ */
+public final class ClusterNode {
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+    private static final long CLOSE_TIMEOUT_S = 30;
+
+    private final Vertx vertx;
+    private final HazelcastClusterManager manager;
+    private final ClusterNodeOptions options;
+    private final String clusterName;
+    private final long startNanos;
+    private volatile Future<Void> closing;
+
+    private ClusterNode(Vertx vertx, HazelcastClusterManager manager, ClusterNodeOptions options, String clusterName,
+                        long startNanos) {
+        this.vertx = vertx;
+        this.manager = manager;
+        this.options = options;
+        this.clusterName = clusterName;
+        this.startNanos = startNanos;
+    }
+
+    /**
+     * Starts a node and joins its cluster. Fails with an {@link IllegalArgumentException} for bad
+     * options or unreadable files, or with the cluster manager's failure. Reads the config files on
+     * the calling thread: call it from a main thread or a worker, not from an event loop.
+     */
+    public static Future<ClusterNode> start(ClusterNodeOptions options) {
+        long started = System.nanoTime();
+        ClusterNodeOptions checked;
+        String clusterName;
+        VertxOptions vertxOptions;
+        HazelcastClusterManager manager;
+        try {
+            checked = new ClusterNodeOptions(options).validate();
+            clusterName = EventBusTls.clusterName(checked);
+            if (System.getProperty("hazelcast.logging.type") == null) {
+                // Hazelcast reads its logging type before any config: the property is how to give it
+                System.setProperty("hazelcast.logging.type", "slf4j");
+            }
+            Config config = MemberConfig.of(checked, clusterName);
+            EventBusOptions bus = new EventBusOptions().setHost(checked.getHost()).setPort(checked.getPort());
+            if (checked.isTls()) {
+                EventBusTls.apply(bus, checked);
+            }
+            vertxOptions = new VertxOptions().setHAEnabled(false).setEventBusOptions(bus);
+            manager = new HazelcastClusterManager(config);
+            // before the join, so that the listener is in place when the member's threads start
+            ClusterMembership.of(manager);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        return Vertx.builder().with(vertxOptions).withClusterManager(manager).buildClustered().map(vertx -> {
+            ClusterNode node = new ClusterNode(vertx, manager, checked, clusterName, started);
+            log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{})", manager.getNodeId(), clusterName,
+                    node.memberAddress(), node.startMillis(),
+                    checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "");
+            return node;
+        });
+    }
+
+    public Vertx vertx() {
+        return vertx;
+    }
+
+    public ClusterNodeOptions options() {
+        return new ClusterNodeOptions(options);
+    }
+
+    /** The cluster name this node joined under (with TLS, the options' name with the certificate's fingerprint). */
+    public String clusterName() {
+        return clusterName;
+    }
+
+    /** This node's id in the cluster. */
+    public String nodeId() {
+        return manager.getNodeId();
+    }
+
+    /** The address other nodes join through: this member's {@code ip:port}. */
+    public String memberAddress() {
+        com.hazelcast.cluster.Address address = manager.getHazelcastInstance().getCluster().getLocalMember().getAddress();
+        return address.getHost() + ":" + address.getPort();
+    }
+
+    /** How many members the cluster has now, as this node sees it. */
+    public int members() {
+        return manager.getNodes().size();
+    }
+
+    /** Milliseconds from {@link #start} to the node being in the cluster. */
+    public long startMillis() {
+        return (System.nanoTime() - startNanos) / 1_000_000;
+    }
+
+    /** Deploys a rank worker on this node; see {@link RankWorkers#deploy}. */
+    public Future<String> deployWorker(WorkerConfig config) {
+        return RankWorkers.deploy(vertx, config);
+    }
+
+    /** Deploys a cache's coordinator (and its local workers, if asked) on this node; see {@link KvCache#deploy}. */
+    public Future<KvCache> deployCache(KvCacheOptions options) {
+        return KvCache.deploy(vertx, options);
+    }
+
+    /**
+     * Leaves the cluster: undeploys everything (workers give their memory back, coordinators
+     * destroy their tensors) and closes Vert.x, which takes the member out of the cluster at once
+     * rather than after the others notice it is gone.
+     */
+    public synchronized Future<Void> close() {
+        if (closing == null) {
+            closing = vertx.close();
+        }
+        return closing;
+    }
+
+    /** Closes the node when the JVM is asked to stop (SIGTERM, Ctrl-C), waiting for it up to 30 s. */
+    public ClusterNode closeOnShutdown() {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                close().await(CLOSE_TIMEOUT_S, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.warn("node did not leave the cluster cleanly: {}", e.toString());
+            }
+        }, "kvpager-node-shutdown"));
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return "ClusterNode[" + clusterName + " " + options.getHost() + "]";
+    }
+}

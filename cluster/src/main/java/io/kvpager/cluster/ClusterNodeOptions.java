@@ -1,0 +1,328 @@
+package io.kvpager.cluster;
+
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * How a clustered kvpager node joins its cluster: the cluster's name, the address it binds (its
+ * event bus and its Hazelcast member both), its ports, the members it joins through, the Hazelcast
+ * config file, and the key store that turns TLS on for the event bus.
+ *
+ * <p>A data object: fluent setters that reject a bad value at once with an
+ * {@link IllegalArgumentException} naming the field, a {@link JsonObject} constructor that rejects
+ * unknown keys, and {@link #toJson()}.
+ *
+ * <pre>{@code
+ * {"clusterName": "llama-prod", "host": "127.0.0.1", "port": 0, "memberPort": 5701,
+ *  "members": ["127.0.0.1:5701"], "config": "config/cluster.xml",
+ *  "keyStore": "node.p12", "keyStorePassword": "...", "trustStore": "cluster.p12", "trustStorePassword": "..."}
+ * }</pre>
+ */
+@DataObject
+public class ClusterNodeOptions {
+
+    public static final String DEFAULT_CLUSTER_NAME = "kvpager";
+    public static final String DEFAULT_HOST = "127.0.0.1";
+    public static final int DEFAULT_MEMBER_PORT = 5701;
+
+    private static final Pattern CLUSTER_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+    private static final Set<String> KEYS = Set.of("clusterName", "host", "port", "memberPort", "members", "config",
+            "keyStore", "keyStorePassword", "trustStore", "trustStorePassword");
+
+    private String clusterName = DEFAULT_CLUSTER_NAME;
+    private String host = DEFAULT_HOST;
+    private int port;
+    private int memberPort = DEFAULT_MEMBER_PORT;
+    private List<String> members = List.of(DEFAULT_HOST);
+    private String config;
+    private String keyStore;
+    private String keyStorePassword;
+    private String trustStore;
+    private String trustStorePassword;
+
+    public ClusterNodeOptions() {
+    }
+
+    public ClusterNodeOptions(ClusterNodeOptions other) {
+        this(other.toJson());
+    }
+
+    /**
+     * Reads options from JSON; missing keys keep their defaults.
+     *
+     * @throws IllegalArgumentException for an unknown key or a bad value, naming it
+     */
+    public ClusterNodeOptions(JsonObject json) {
+        for (String key : json.fieldNames()) {
+            if (!KEYS.contains(key)) {
+                throw new IllegalArgumentException("cluster options: unknown key '" + key + "'; known keys: "
+                        + String.join(", ", KEYS.stream().sorted().toList()));
+            }
+            Object value = json.getValue(key);
+            switch (key) {
+                case "clusterName" -> setClusterName(string(key, value));
+                case "host" -> setHost(string(key, value));
+                case "port" -> setPort(integer(key, value));
+                case "memberPort" -> setMemberPort(integer(key, value));
+                case "members" -> setMembers(strings(key, value));
+                case "config" -> setConfig(string(key, value));
+                case "keyStore" -> setKeyStore(string(key, value));
+                case "keyStorePassword" -> setKeyStorePassword(string(key, value));
+                case "trustStore" -> setTrustStore(string(key, value));
+                case "trustStorePassword" -> setTrustStorePassword(string(key, value));
+                default -> throw new IllegalStateException(key);
+            }
+        }
+    }
+
+    public JsonObject toJson() {
+        JsonObject json = new JsonObject().put("clusterName", clusterName).put("host", host).put("port", port)
+                .put("memberPort", memberPort).put("members", new JsonArray(new ArrayList<>(members)));
+        putIfSet(json, "config", config);
+        putIfSet(json, "keyStore", keyStore);
+        putIfSet(json, "keyStorePassword", keyStorePassword);
+        putIfSet(json, "trustStore", trustStore);
+        putIfSet(json, "trustStorePassword", trustStorePassword);
+        return json;
+    }
+
+    /**
+     * Checks what one setter cannot: a key store needs its password, and so does a trust store.
+     *
+     * @return this
+     */
+    public ClusterNodeOptions validate() {
+        if (keyStore != null && keyStorePassword == null) {
+            throw new IllegalArgumentException("keyStorePassword is required with keyStore " + keyStore);
+        }
+        if (trustStore != null && keyStore == null) {
+            throw new IllegalArgumentException("trustStore " + trustStore + " is set without keyStore: TLS needs this node's own key too");
+        }
+        if (trustStore != null && trustStorePassword == null) {
+            throw new IllegalArgumentException("trustStorePassword is required with trustStore " + trustStore);
+        }
+        return this;
+    }
+
+    public String getClusterName() {
+        return clusterName;
+    }
+
+    /**
+     * The cluster to join; nodes with another name never see each other. Give each cache
+     * deployment its own, so that unrelated deployments on one network never join.
+     */
+    public ClusterNodeOptions setClusterName(String clusterName) {
+        if (clusterName == null || !CLUSTER_NAME.matcher(clusterName).matches()) {
+            throw new IllegalArgumentException("clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got "
+                    + (clusterName == null ? "null" : "'" + clusterName + "'"));
+        }
+        this.clusterName = clusterName;
+        return this;
+    }
+
+    public String getHost() {
+        return host;
+    }
+
+    /** The IP address of this machine that the node's event bus and Hazelcast member bind to. */
+    public ClusterNodeOptions setHost(String host) {
+        this.host = ipLiteral("host", host);
+        return this;
+    }
+
+    public int getPort() {
+        return port;
+    }
+
+    /** The event bus's port; 0 for any free one. */
+    public ClusterNodeOptions setPort(int port) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535 (0 for any free port), got " + port);
+        }
+        this.port = port;
+        return this;
+    }
+
+    public int getMemberPort() {
+        return memberPort;
+    }
+
+    /** The Hazelcast member's first port; the member takes the first free one from there up. */
+    public ClusterNodeOptions setMemberPort(int memberPort) {
+        if (memberPort < 1 || memberPort > 65535) {
+            throw new IllegalArgumentException("memberPort must be 1..65535, got " + memberPort);
+        }
+        this.memberPort = memberPort;
+        return this;
+    }
+
+    public List<String> getMembers() {
+        return members;
+    }
+
+    /**
+     * Members to join through, {@code "ip"} (ports 5701 to 5703) or {@code "ip:port"}; any one
+     * member that is up is enough. Used when the config's join is TCP-IP.
+     */
+    public ClusterNodeOptions setMembers(List<String> members) {
+        if (members == null || members.isEmpty()) {
+            throw new IllegalArgumentException("members must list at least one member address, such as 127.0.0.1:5701");
+        }
+        for (String member : members) {
+            checkMember(member);
+        }
+        this.members = List.copyOf(members);
+        return this;
+    }
+
+    public String getConfig() {
+        return config;
+    }
+
+    /** A Hazelcast XML config file to use instead of the packaged {@code config/cluster.xml}; {@code null} for that one. */
+    public ClusterNodeOptions setConfig(String config) {
+        this.config = blankIsNull("config", config);
+        return this;
+    }
+
+    public String getKeyStore() {
+        return keyStore;
+    }
+
+    /**
+     * This node's key and certificate (PKCS12, or JKS for a {@code .jks} file): setting it turns
+     * TLS on for the event bus, with client certificates required both ways.
+     */
+    public ClusterNodeOptions setKeyStore(String keyStore) {
+        this.keyStore = blankIsNull("keyStore", keyStore);
+        return this;
+    }
+
+    public String getKeyStorePassword() {
+        return keyStorePassword;
+    }
+
+    public ClusterNodeOptions setKeyStorePassword(String keyStorePassword) {
+        this.keyStorePassword = keyStorePassword;
+        return this;
+    }
+
+    public String getTrustStore() {
+        return trustStore;
+    }
+
+    /** The certificates this node trusts; the key store's own certificate when unset. */
+    public ClusterNodeOptions setTrustStore(String trustStore) {
+        this.trustStore = blankIsNull("trustStore", trustStore);
+        return this;
+    }
+
+    public String getTrustStorePassword() {
+        return trustStorePassword;
+    }
+
+    public ClusterNodeOptions setTrustStorePassword(String trustStorePassword) {
+        this.trustStorePassword = trustStorePassword;
+        return this;
+    }
+
+    /** Whether the event bus runs over TLS. */
+    public boolean isTls() {
+        return keyStore != null;
+    }
+
+    @Override
+    public String toString() {
+        JsonObject shown = toJson();
+        if (shown.containsKey("keyStorePassword")) {
+            shown.put("keyStorePassword", "***");
+        }
+        if (shown.containsKey("trustStorePassword")) {
+            shown.put("trustStorePassword", "***");
+        }
+        return "ClusterNodeOptions" + shown.encode();
+    }
+
+    private static void checkMember(String member) {
+        if (member == null || member.isBlank()) {
+            throw new IllegalArgumentException("members: a member address must not be blank");
+        }
+        int colon = member.lastIndexOf(':');
+        boolean bracketed = member.startsWith("[");
+        // "ip", "ip:port", "[v6]:port"; a bare IPv6 address has several colons and no port
+        if (colon > 0 && (bracketed || member.indexOf(':') == colon)) {
+            String port = member.substring(colon + 1);
+            int value;
+            try {
+                value = Integer.parseInt(port);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("members: '" + member + "' has a port that is not a number");
+            }
+            if (value < 1 || value > 65535) {
+                throw new IllegalArgumentException("members: '" + member + "' has a port outside 1..65535");
+            }
+            String ip = member.substring(0, colon);
+            ipLiteral("members", bracketed ? ip.substring(1, ip.length() - 1) : ip);
+        } else {
+            ipLiteral("members", member);
+        }
+    }
+
+    private static String ipLiteral(String field, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(field + " must be an IP address, got " + (value == null ? "null" : "'" + value + "'"));
+        }
+        try {
+            InetAddress.ofLiteral(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(field + " must be an IP address such as 127.0.0.1, got '" + value + "'");
+        }
+        return value;
+    }
+
+    private static String blankIsNull(String field, String value) {
+        if (value != null && value.isBlank()) {
+            throw new IllegalArgumentException(field + " must not be blank; leave it unset instead");
+        }
+        return value;
+    }
+
+    private static void putIfSet(JsonObject json, String key, String value) {
+        if (value != null) {
+            json.put(key, value);
+        }
+    }
+
+    private static String string(String key, Object value) {
+        if (!(value instanceof String s)) {
+            throw new IllegalArgumentException(key + " must be a string, got " + value);
+        }
+        return s;
+    }
+
+    private static int integer(String key, Object value) {
+        if (!(value instanceof Integer || value instanceof Long) || ((Number) value).longValue() != ((Number) value).intValue()) {
+            throw new IllegalArgumentException(key + " must be an integer, got " + value);
+        }
+        return ((Number) value).intValue();
+    }
+
+    private static List<String> strings(String key, Object value) {
+        if (!(value instanceof JsonArray array)) {
+            throw new IllegalArgumentException(key + " must be a list of strings, got " + value);
+        }
+        List<String> out = new ArrayList<>(array.size());
+        for (Object item : array) {
+            out.add(string(key, item));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,72 @@
+package io.kvpager.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.config.TcpIpConfig;
+import com.hazelcast.config.XmlConfigBuilder;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The Hazelcast member config of a node: {@code config/cluster.xml} (packaged as
+ * {@value #PACKAGED}) or the file the options name, with the node's own settings on top: cluster
+ * name, the interface it binds, its member port, and the members to join when the join is TCP-IP.
+ * Nothing else of the file is changed.
+ */
+final class MemberConfig {
+
+    /** The packaged copy of {@code config/cluster.xml}. */
+    static final String PACKAGED = "/io/kvpager/cluster/cluster.xml";
+
+    private MemberConfig() {
+    }
+
+    /**
+     * The config for {@code options}, under cluster name {@code clusterName} (the options' name,
+     * with TLS suffixed by the certificate's fingerprint).
+     *
+     * @throws IllegalArgumentException when the file cannot be read or is not a Hazelcast config
+     */
+    static Config of(ClusterNodeOptions options, String clusterName) {
+        Config config = load(options.getConfig());
+        config.setClusterName(clusterName);
+        NetworkConfig network = config.getNetworkConfig();
+        network.setPort(options.getMemberPort());
+        network.getInterfaces().setEnabled(true).clear().addInterface(options.getHost());
+        JoinConfig join = network.getJoin();
+        TcpIpConfig tcpIp = join.getTcpIpConfig();
+        if (tcpIp.isEnabled()) {
+            tcpIp.setMembers(options.getMembers());
+        }
+        return config;
+    }
+
+    private static Config load(String path) {
+        if (path == null) {
+            try (InputStream in = MemberConfig.class.getResourceAsStream(PACKAGED)) {
+                if (in == null) {
+                    throw new IllegalStateException(PACKAGED + " is missing from the kvpager-cluster jar");
+                }
+                return new XmlConfigBuilder(in).build();
+            } catch (IOException e) {
+                throw new UncheckedIOException("reading " + PACKAGED, e);
+            }
+        }
+        Path file = Path.of(path);
+        if (!Files.isReadable(file)) {
+            throw new IllegalArgumentException("config: cannot read the Hazelcast config file " + file.toAbsolutePath());
+        }
+        try (InputStream in = Files.newInputStream(file)) {
+            return new XmlConfigBuilder(in).build();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("config: cannot read " + file.toAbsolutePath() + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("config: " + file.toAbsolutePath() + " is not a Hazelcast config: " + e.getMessage(), e);
+        }
+    }
+}

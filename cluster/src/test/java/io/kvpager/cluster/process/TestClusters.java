@@ -1,0 +1,67 @@
+package io.kvpager.cluster.process;
+
+import io.kvpager.cluster.ClusterNode;
+import io.kvpager.cluster.ClusterNodeOptions;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Clusters for tests: each gets a name of its own, so that runs never join each other, and every
+ * node binds loopback from a free port up. The test's own JVM starts the first node; spawned
+ * nodes join through its member address.
+ */
+public final class TestClusters {
+
+    private TestClusters() {
+    }
+
+    /** A cluster name no other run uses. */
+    public static String freshName(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** A port free on loopback now. */
+    public static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Options for a node of {@code cluster} that joins through {@code join} (its own address for the first node). */
+    public static ClusterNodeOptions nodeOptions(String cluster, String join) {
+        int port = freePort();
+        return new ClusterNodeOptions().setClusterName(cluster).setHost("127.0.0.1").setMemberPort(port)
+                .setMembers(List.of(join == null ? "127.0.0.1:" + port : join));
+    }
+
+    /** Starts the first node of {@code cluster} in this JVM. */
+    public static ClusterNode startHere(String cluster) {
+        return await(ClusterNode.start(nodeOptions(cluster, null)));
+    }
+
+    /** The spec of a spawned node that joins {@code here}'s cluster and runs {@code workers} and {@code caches}. */
+    public static JsonObject spec(ClusterNode here, JsonArray workers, JsonArray caches) {
+        return new JsonObject().put("node", nodeOptions(here.options().getClusterName(), here.memberAddress()).toJson())
+                .put("workers", workers).put("caches", caches);
+    }
+
+    /** Waits for {@code future} from the test's thread, at most a minute. */
+    public static <T> T await(Future<T> future) {
+        try {
+            return future.await(60, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("gave up waiting after a minute", e);
+        }
+    }
+}
