@@ -21,7 +21,8 @@ final class StartupBenchmark {
     static final long PAGE_BYTES = 2L << 20;
     static final int PAGES = (int) ((16L << 30) / PAGE_BYTES);
 
-    record Row(Layout layout, boolean zeroPage, double createMs, double destroyMs) {
+    /** One start-up; {@code failure} is the worker's answer where create-tensors failed. */
+    record Row(Layout layout, boolean zeroPage, double createMs, double destroyMs, String failure) {
     }
 
     private final Vertx vertx;
@@ -42,13 +43,18 @@ final class StartupBenchmark {
                             .put("kvBuffers", KV_BUFFERS).put("blockBytes", PAGE_BYTES).put("pageBytes", PAGE_BYTES)
                             .put("pages", PAGES).put("layout", layout.name()).put("zeroPage", zeroPage);
                     long t0 = System.nanoTime();
-                    request(config, "create-tensors", body);
+                    String failure = null;
+                    try {
+                        request(config, "create-tensors", body);
+                    } catch (RuntimeException e) {
+                        failure = e.getMessage();
+                    }
                     long t1 = System.nanoTime();
                     request(config, "destroy-tensors", new JsonObject().put("group", group));
                     long t2 = System.nanoTime();
-                    rows.add(new Row(layout, zeroPage, (t1 - t0) / 1e6, (t2 - t1) / 1e6));
-                    System.out.printf("  %-10s zeroPage=%-5s create %.1f ms, destroy %.1f ms%n", layout, zeroPage,
-                            (t1 - t0) / 1e6, (t2 - t1) / 1e6);
+                    rows.add(new Row(layout, zeroPage, (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure));
+                    System.out.printf("  %-10s zeroPage=%-5s create %.1f ms, destroy %.1f ms%s%n", layout, zeroPage,
+                            (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure == null ? "" : ", FAILED: " + failure);
                     group++;
                 }
             }
