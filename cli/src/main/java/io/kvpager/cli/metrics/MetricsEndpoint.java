@@ -1,0 +1,103 @@
+package io.kvpager.cli.metrics;
+
+import io.kvpager.CacheStats;
+import io.kvpager.KvCache;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.healthchecks.HealthCheckHandler;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import io.vertx.micrometer.PrometheusScrapingHandler;
+import io.vertx.micrometer.VertxPrometheusOptions;
+import io.vertx.micrometer.backends.BackendRegistries;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Prometheus metrics at {@code /metrics} and health at {@code /health}, on one HTTP port: Vert.x's
+ * own meters (event bus, HTTP, JVM) and kvpager's ({@link CacheMeters}). Health has one check per
+ * cache, named after its instance: up when the cache is ready and every rank answers.
+ */
+public final class MetricsEndpoint implements AutoCloseable {
+
+    /** How often kvpager's meters fetch the caches' stats. */
+    static final long REFRESH_MS = 1000;
+    private static final long STOP_TIMEOUT_S = 10;
+
+    private final HttpServer server;
+    private final CacheMeters meters;
+
+    private MetricsEndpoint(HttpServer server, CacheMeters meters) {
+        this.server = server;
+        this.meters = meters;
+    }
+
+    /** The metrics options a Vert.x needs for this endpoint: Micrometer with a Prometheus registry. */
+    public static MicrometerMetricsOptions metricsOptions() {
+        return new MicrometerMetricsOptions()
+                .setEnabled(true)
+                .setJvmMetricsEnabled(true)
+                .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true));
+    }
+
+    /**
+     * Starts the endpoint and blocks until it listens.
+     *
+     * @param vertx a Vert.x created with {@link #metricsOptions()}
+     * @param port the port, 0 for any free one
+     * @throws IllegalStateException when {@code vertx} has no Micrometer registry, or the port cannot be bound
+     */
+    public static MetricsEndpoint start(Vertx vertx, int port, List<KvCache> caches) {
+        MeterRegistry registry = BackendRegistries.getDefaultNow();
+        if (registry == null) {
+            throw new IllegalStateException("metrics are off in this Vert.x: create it with MetricsEndpoint.metricsOptions()");
+        }
+        CacheMeters meters = new CacheMeters(vertx, registry, caches);
+        HealthChecks health = HealthChecks.create(vertx);
+        for (KvCache cache : caches) {
+            health.register(cache.options().getInstance(), REFRESH_MS, promise -> cache.stats()
+                    .onSuccess(stats -> promise.complete(status(stats)))
+                    .onFailure(e -> promise.complete(Status.KO(new JsonObject().put("failure", e.getMessage())))));
+        }
+        Router router = Router.router(vertx);
+        router.get("/metrics").handler(PrometheusScrapingHandler.create());
+        router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
+        try {
+            HttpServer server = meters.start(REFRESH_MS)
+                    .compose(v -> vertx.createHttpServer().requestHandler(router).listen(port))
+                    .await(STOP_TIMEOUT_S, TimeUnit.SECONDS);
+            return new MetricsEndpoint(server, meters);
+        } catch (Exception e) {
+            meters.stop();
+            throw new IllegalStateException("the metrics endpoint did not start on port " + port + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Status status(CacheStats stats) {
+        JsonArray down = new JsonArray();
+        stats.ranks().stream().filter(r -> !r.up()).forEach(r -> down.add(r.rank()));
+        JsonObject data = new JsonObject().put("state", stats.state()).put("ranksDown", down);
+        return "ready".equals(stats.state()) && stats.healthy() ? Status.OK(data) : Status.KO(data);
+    }
+
+    /** The port it listens on. */
+    public int port() {
+        return server.actualPort();
+    }
+
+    @Override
+    public void close() {
+        meters.stop();
+        try {
+            server.close().await(STOP_TIMEOUT_S, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("the metrics endpoint did not stop: " + e.getMessage(), e);
+        }
+    }
+}
