@@ -5,6 +5,7 @@ import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.LimitResult;
 import io.kvpager.cli.ByteSize;
+import io.kvpager.cli.status.InstanceDirectory;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
 import io.vertx.core.Context;
@@ -65,6 +66,7 @@ public final class DemoRun implements AutoCloseable {
         try {
             for (ModelProfile model : settings.models()) {
                 caches.add(await(KvCache.deploy(vertx, run.options(model)), "deploying the cache of " + model.name()));
+                await(new InstanceDirectory(vertx).register(model.instance()), "registering " + model.instance());
                 Long limit = settings.limits().get(model.name());
                 if (limit != null) {
                     LimitResult result = await(caches.getLast().setMemoryLimit(limit, 1), "limiting " + model.name());
@@ -244,7 +246,11 @@ public final class DemoRun implements AutoCloseable {
             return;
         }
         closed = true;
-        List<Future<Void>> closing = caches.stream().map(KvCache::close).toList();
+        InstanceDirectory directory = new InstanceDirectory(vertx);
+        List<Future<Void>> closing = new ArrayList<>();
+        for (KvCache cache : caches) {
+            closing.add(directory.unregister(cache.options().getInstance()).eventually(cache::close));
+        }
         await(Future.join(closing).mapEmpty(), "closing the caches");
     }
 
