@@ -86,7 +86,7 @@ final class DemoCommand implements Callable<Integer> {
         try (Node node = root.node(metricsPort != null);
                 DemoRun run = DemoRun.deploy(node.vertx(), settings);
                 MetricsEndpoint metrics = metricsPort == null ? null
-                        : MetricsEndpoint.start(node.vertx(), metricsPort, run.caches())) {
+                        : MetricsEndpoint.listen(node.vertx(), metricsPort, run.caches())) {
             if (metrics != null) {
                 stderr.println("metrics at http://localhost:" + metrics.port() + "/metrics, health at /health");
             }

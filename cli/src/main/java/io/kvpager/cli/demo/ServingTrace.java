@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
 public final class ServingTrace {
 
     /** Share of the GPU one model's burst wants at its peak. */
-    static final double BURST_SHARE = 0.6;
+    static final double BURST_SHARE = 0.8;
     /** Share of the GPU one model's trickle wants between bursts. */
     static final double TRICKLE_SHARE = 0.05;
     /** A round of slots (one per model) lasts about this long in long runs. */

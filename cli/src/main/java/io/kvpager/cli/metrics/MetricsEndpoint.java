@@ -5,6 +5,7 @@ import io.kvpager.KvCache;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -21,21 +22,29 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Prometheus metrics at {@code /metrics} and health at {@code /health}, on one HTTP port: Vert.x's
- * own meters (event bus, HTTP, JVM) and kvpager's ({@link CacheMeters}). Health has one check per
- * cache, named after its instance: up when the cache is ready and every rank answers.
+ * own meters (event bus, HTTP, pools, JVM) and kvpager's ({@link CacheMeters}). Health has one
+ * check per cache, named after its instance: up when the cache is ready and every rank answers.
+ *
+ * <p>A verticle of its own, so that its server and timer belong to no cache's deployment and live
+ * until {@link #close()}.
  */
-public final class MetricsEndpoint implements AutoCloseable {
+public final class MetricsEndpoint extends VerticleBase implements AutoCloseable {
 
     /** How often kvpager's meters fetch the caches' stats. */
     static final long REFRESH_MS = 1000;
-    private static final long STOP_TIMEOUT_S = 10;
+    private static final long TIMEOUT_S = 10;
 
-    private final HttpServer server;
-    private final CacheMeters meters;
+    private final int requestedPort;
+    private final List<KvCache> caches;
+    private final MeterRegistry registry;
+    private CacheMeters meters;
+    private HttpServer server;
+    private String deployment;
 
-    private MetricsEndpoint(HttpServer server, CacheMeters meters) {
-        this.server = server;
-        this.meters = meters;
+    private MetricsEndpoint(int port, List<KvCache> caches, MeterRegistry registry) {
+        this.requestedPort = port;
+        this.caches = List.copyOf(caches);
+        this.registry = registry;
     }
 
     /** The metrics options a Vert.x needs for this endpoint: Micrometer with a Prometheus registry. */
@@ -47,36 +56,48 @@ public final class MetricsEndpoint implements AutoCloseable {
     }
 
     /**
-     * Starts the endpoint and blocks until it listens.
+     * Starts the endpoint; blocks until it listens, so call it from a thread that may block.
      *
      * @param vertx a Vert.x created with {@link #metricsOptions()}
      * @param port the port, 0 for any free one
      * @throws IllegalStateException when {@code vertx} has no Micrometer registry, or the port cannot be bound
      */
-    public static MetricsEndpoint start(Vertx vertx, int port, List<KvCache> caches) {
+    public static MetricsEndpoint listen(Vertx vertx, int port, List<KvCache> caches) {
         MeterRegistry registry = BackendRegistries.getDefaultNow();
         if (registry == null) {
             throw new IllegalStateException("metrics are off in this Vert.x: create it with MetricsEndpoint.metricsOptions()");
         }
-        CacheMeters meters = new CacheMeters(vertx, registry, caches);
+        MetricsEndpoint endpoint = new MetricsEndpoint(port, caches, registry);
+        try {
+            endpoint.deployment = vertx.deployVerticle(endpoint).await(TIMEOUT_S, TimeUnit.SECONDS);
+            return endpoint;
+        } catch (Exception e) {
+            throw new IllegalStateException("the metrics endpoint did not start on port " + port + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Future<?> start() {
+        meters = new CacheMeters(vertx, registry, caches);
         HealthChecks health = HealthChecks.create(vertx);
         for (KvCache cache : caches) {
             health.register(cache.options().getInstance(), REFRESH_MS, promise -> cache.stats()
                     .onSuccess(stats -> promise.complete(status(stats)))
-                    .onFailure(e -> promise.complete(Status.KO(new JsonObject().put("failure", e.getMessage())))));
+                    .onFailure(e -> promise.complete(Status.KO(new JsonObject().put("failure", String.valueOf(e.getMessage()))))));
         }
         Router router = Router.router(vertx);
         router.get("/metrics").handler(PrometheusScrapingHandler.create());
         router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
-        try {
-            HttpServer server = meters.start(REFRESH_MS)
-                    .compose(v -> vertx.createHttpServer().requestHandler(router).listen(port))
-                    .await(STOP_TIMEOUT_S, TimeUnit.SECONDS);
-            return new MetricsEndpoint(server, meters);
-        } catch (Exception e) {
-            meters.stop();
-            throw new IllegalStateException("the metrics endpoint did not start on port " + port + ": " + e.getMessage(), e);
-        }
+        return meters.start(REFRESH_MS)
+                .compose(v -> vertx.createHttpServer().requestHandler(router).listen(requestedPort))
+                .onSuccess(listening -> server = listening)
+                .onFailure(e -> meters.stop());
+    }
+
+    @Override
+    public Future<?> stop() {
+        meters.stop();
+        return Future.succeededFuture();
     }
 
     private static Status status(CacheStats stats) {
@@ -91,11 +112,11 @@ public final class MetricsEndpoint implements AutoCloseable {
         return server.actualPort();
     }
 
+    /** Stops serving and removes kvpager's meters; blocks until done. */
     @Override
     public void close() {
-        meters.stop();
         try {
-            server.close().await(STOP_TIMEOUT_S, TimeUnit.SECONDS);
+            vertx.undeploy(deployment).await(TIMEOUT_S, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException("the metrics endpoint did not stop: " + e.getMessage(), e);
         }

@@ -35,8 +35,8 @@ class MetricsEndpointTest {
         cache = KvCache.deploy(vertx, options).await(30, TimeUnit.SECONDS);
         Allocation allocation = cache.alloc(40).await(10, TimeUnit.SECONDS);
         assertThat(allocation.isMiss()).isFalse();
-        cache.setMemoryLimit(2L << 30, 1).await(10, TimeUnit.SECONDS);
-        endpoint = MetricsEndpoint.start(vertx, 0, List.of(cache));
+        cache.setMemoryLimit(64L << 20, 1).await(10, TimeUnit.SECONDS);
+        endpoint = MetricsEndpoint.listen(vertx, 0, List.of(cache));
         client = WebClient.create(vertx);
     }
 
@@ -64,7 +64,7 @@ class MetricsEndpointTest {
                 .contains("kvpager_pages{instance=\"metrics-test\",state=\"reserve\"}")
                 .containsPattern("kvpager_blocks_used\\{instance=\"metrics-test\"} 40\\.0")
                 .containsPattern("kvpager_memory_mapped_bytes\\{instance=\"metrics-test\"} [1-9]")
-                .containsPattern("kvpager_pages_limit\\{instance=\"metrics-test\"} 256\\.0")
+                .containsPattern("kvpager_pages_limit\\{instance=\"metrics-test\"} 8\\.0")
                 .containsPattern("kvpager_allocs_total\\{instance=\"metrics-test\"} 1\\.0")
                 .contains("kvpager_misses_total{instance=\"metrics-test\",reason=\"LIMIT\"} 0.0")
                 .contains("kvpager_misses_total{instance=\"metrics-test\",reason=\"OUT_OF_MEMORY\"} 0.0")
