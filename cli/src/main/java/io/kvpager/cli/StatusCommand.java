@@ -38,12 +38,12 @@ final class StatusCommand implements Callable<Integer> {
             CoordinatorClient client = new CoordinatorClient(node.vertx(), timeout.toMillis());
             List<InstanceStatus> status = selection.resolve(node.vertx()).compose(client::status)
                     .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
-            spec.commandLine().getOut().print(StatusTable.render(status));
-            spec.commandLine().getOut().flush();
             if (status.isEmpty()) {
                 spec.commandLine().getErr().println("kvpager status: no cache instances found; name one: kvpager status INSTANCE");
                 return 1;
             }
+            spec.commandLine().getOut().print(StatusTable.render(status));
+            spec.commandLine().getOut().flush();
             return status.stream().allMatch(InstanceStatus::healthy) ? 0 : 1;
         }
     }
