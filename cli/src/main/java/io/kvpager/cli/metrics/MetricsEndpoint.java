@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Prometheus metrics at {@code /metrics} and health at {@code /health}, on one HTTP port: Vert.x's
- * own meters (event bus, HTTP, pools, JVM) and kvpager's ({@link CacheMeters}). Health has one
+ * own meters (event bus, HTTP, pools, JVM) and kvpager's: the caches' figures
+ * ({@link CacheMeters}) and map and unmap latency and failures per rank ({@link RankCallMeters}). Health has one
  * check per cache, named after its instance: up when the cache is ready and every rank answers.
  *
  * <p>A verticle of its own, so that its server and timer belong to no cache's deployment and live
@@ -33,11 +34,13 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
     /** How often kvpager's meters fetch the caches' stats. */
     static final long REFRESH_MS = 1000;
     private static final long TIMEOUT_S = 10;
+    private static final long STALE_SWEEP_MS = 60_000;
 
     private final int requestedPort;
     private final List<KvCache> caches;
     private final MeterRegistry registry;
     private CacheMeters meters;
+    private RankCallMeters rankCalls;
     private HttpServer server;
     private String deployment;
 
@@ -79,6 +82,9 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
     @Override
     public Future<?> start() {
         meters = new CacheMeters(vertx, registry, caches);
+        rankCalls = new RankCallMeters(registry);
+        rankCalls.install(vertx.eventBus());
+        vertx.setPeriodic(STALE_SWEEP_MS, id -> rankCalls.forgetStale());
         HealthChecks health = HealthChecks.create(vertx);
         for (KvCache cache : caches) {
             health.register(cache.options().getInstance(), REFRESH_MS, promise -> cache.stats()
@@ -91,12 +97,16 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
         return meters.start(REFRESH_MS)
                 .compose(v -> vertx.createHttpServer().requestHandler(router).listen(requestedPort))
                 .onSuccess(listening -> server = listening)
-                .onFailure(e -> meters.stop());
+                .onFailure(e -> {
+                    meters.stop();
+                    rankCalls.remove(vertx.eventBus());
+                });
     }
 
     @Override
     public Future<?> stop() {
         meters.stop();
+        rankCalls.remove(vertx.eventBus());
         return Future.succeededFuture();
     }
 

@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvpager.Allocation;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
+import io.kvpager.MissReason;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
@@ -25,14 +27,18 @@ class MetricsEndpointTest {
     private MetricsEndpoint endpoint;
     private WebClient client;
 
+    static KvCacheOptions options(String instance, JsonArray faults) {
+        return new KvCacheOptions().setInstance(instance).setTp(2).setLayers(2).setBlockBytes(64 << 10)
+                .setPages(16).setLocalWorkers(true).setDevice("sim")
+                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
+                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", instance + "-" + System.nanoTime())
+                        .put("faults", faults));
+    }
+
     @BeforeEach
     void start() throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setMetricsOptions(MetricsEndpoint.metricsOptions()));
-        KvCacheOptions options = new KvCacheOptions().setInstance("metrics-test").setTp(2).setLayers(2).setBlockBytes(64 << 10)
-                .setPages(16).setLocalWorkers(true).setDevice("sim")
-                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", "metrics-test-" + System.nanoTime()));
-        cache = KvCache.deploy(vertx, options).await(30, TimeUnit.SECONDS);
+        cache = KvCache.deploy(vertx, options("metrics-test", new JsonArray())).await(30, TimeUnit.SECONDS);
         Allocation allocation = cache.alloc(40).await(10, TimeUnit.SECONDS);
         assertThat(allocation.isMiss()).isFalse();
         cache.setMemoryLimit(64L << 20, 1).await(10, TimeUnit.SECONDS);
@@ -75,6 +81,30 @@ class MetricsEndpointTest {
                 .contains("kvpager_rank_handles{instance=\"metrics-test\",rank=\"pp0/tp1\"}")
                 .contains("kvpager_cache_ready{instance=\"metrics-test\"} 1.0")
                 .contains("vertx_eventbus_");
+    }
+
+    @Test
+    void timesMapsPerRankAndCountsRankFailuresByCode() throws Exception {
+        // Every map on pp0/tp1 of this second cache runs out of memory: its allocations miss.
+        JsonArray faults = new JsonArray().add(new JsonObject().put("op", "map").put("rank", "pp0/tp1")
+                .put("error", "CUDA_ERROR_OUT_OF_MEMORY"));
+        KvCache failing = KvCache.deploy(vertx, options("metrics-oom", faults)).await(30, TimeUnit.SECONDS);
+        endpoint.close();
+        endpoint = MetricsEndpoint.listen(vertx, 0, List.of(cache, failing));
+        try {
+            assertThat(cache.alloc(150).await(10, TimeUnit.SECONDS).isMiss()).isFalse();
+            Allocation miss = failing.alloc(1).await(10, TimeUnit.SECONDS);
+            assertThat(miss.missReason()).isEqualTo(MissReason.OUT_OF_MEMORY);
+            String body = get("/metrics").bodyAsString();
+            assertThat(body)
+                    .containsPattern("kvpager_rank_calls_seconds_count\\{action=\"map\",instance=\"metrics-test\",outcome=\"ok\",rank=\"pp0/tp0\"} [1-9]")
+                    .containsPattern("kvpager_rank_calls_seconds_count\\{action=\"map\",instance=\"metrics-test\",outcome=\"ok\",rank=\"pp0/tp1\"} [1-9]")
+                    .containsPattern("kvpager_rank_calls_seconds_count\\{action=\"map\",instance=\"metrics-oom\",outcome=\"failed\",rank=\"pp0/tp1\"} [1-9]")
+                    .containsPattern("kvpager_rank_failures_total\\{action=\"map\",code=\"OUT_OF_MEMORY\",instance=\"metrics-oom\",rank=\"pp0/tp1\"} [1-9]")
+                    .doesNotContain("kvpager_rank_failures_total{action=\"map\",code=\"OUT_OF_MEMORY\",instance=\"metrics-oom\",rank=\"pp0/tp0\"}");
+        } finally {
+            failing.close().await(30, TimeUnit.SECONDS);
+        }
     }
 
     @Test
