@@ -4,6 +4,7 @@ import io.kvpager.CacheStats;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.LimitResult;
+import io.kvpager.RankStats;
 import io.kvpager.cli.ByteSize;
 import io.kvpager.cli.status.InstanceDirectory;
 import io.kvpager.sim.SimGpu;
@@ -123,7 +124,31 @@ public final class DemoRun implements AutoCloseable {
      */
     public DemoReport run(PrintWriter err, boolean terminal) throws IOException {
         Context context = vertx.getOrCreateContext();
-        long stepMs = settings.step().toMillis();
+        List<ModelServer> servers = engines(context);
+        serve(context, servers, err, terminal);
+
+        List<String> violations = new ArrayList<>();
+        List<ModelReport> reports = new ArrayList<>();
+        for (int m = 0; m < servers.size(); m++) {
+            ModelServer server = servers.get(m);
+            CacheStats stats = await(caches.get(m).stats(), "reading the stats of " + server.model().name());
+            reports.add(report(server, stats, timelines.get(m)));
+            violations.addAll(violations(server, stats));
+        }
+        closeCaches();
+        leakedHandles().ifPresent(violations::add);
+
+        List<String> names = settings.models().stream().map(ModelProfile::name).toList();
+        MemoryChart.write(settings.chart(), "kvpager demo: GPU memory per model", names, timelines, settings.gpuBytes(),
+                settings.staticShareBytes());
+        if (!Files.isRegularFile(settings.chart()) || Files.size(settings.chart()) == 0) {
+            violations.add("the chart " + settings.chart() + " was not written");
+        }
+        return new DemoReport(settings, reports, settings.chart(), violations);
+    }
+
+    /** One engine per model, each with its share of the trace. */
+    private List<ModelServer> engines(Context context) {
         List<TraceRequest> trace = ServingTrace.generate(settings.models(), settings.tp(), settings.gpuBytes(),
                 settings.duration(), settings.step(), settings.seed());
         List<ModelServer> servers = new ArrayList<>();
@@ -132,10 +157,14 @@ public final class DemoRun implements AutoCloseable {
             int index = m;
             List<TraceRequest> own = trace.stream().filter(r -> r.model() == index).toList();
             int blocksPerPage = model.geometry(settings.tp(), 1).blocksPerPage();
-            servers.add(new ModelServer(model, caches.get(m), context, stepMs, own,
+            servers.add(new ModelServer(model, caches.get(m), context, settings.step().toMillis(), own,
                     new StaticSplit(settings.staticShareBytes(), blocksPerPage, model.bytesPerPageId(settings.tp()))));
         }
+        return servers;
+    }
 
+    /** Steps every engine until the duration is over, then drains them and trims every cache, sampling memory throughout. */
+    private void serve(Context context, List<ModelServer> servers, PrintWriter err, boolean terminal) {
         Clock clock = new Clock();
         try (DemoProgress progress = new DemoProgress(err, terminal, settings.duration())) {
             Sampler sampler = new Sampler(servers, clock, progress);
@@ -161,36 +190,32 @@ public final class DemoRun implements AutoCloseable {
             await(onContext(context, sampler::sample), "sampling memory after the trim");
             progress.update(clock.elapsedMs(), sampler.message());
         }
+    }
 
+    /** The run's own invariants for one model, once drained and trimmed. */
+    private static List<String> violations(ModelServer server, CacheStats stats) {
+        String model = "model " + server.model().name();
         List<String> violations = new ArrayList<>();
-        List<ModelReport> reports = new ArrayList<>();
-        for (int m = 0; m < servers.size(); m++) {
-            ModelServer server = servers.get(m);
-            CacheStats stats = await(caches.get(m).stats(), "reading the stats of " + server.model().name());
-            reports.add(report(server, stats, timelines.get(m)));
-            if (server.served() == 0) {
-                violations.add("model " + server.model().name() + " served no request");
-            }
-            if (!server.failures().isEmpty()) {
-                violations.add("model " + server.model().name() + " had failed calls: " + server.failures());
-            }
-            if (server.blocksHeld() != 0) {
-                violations.add("model " + server.model().name() + " still holds " + server.blocksHeld() + " blocks after the drain");
-            }
-            if (stats.pool().mappedPages() != 0) {
-                violations.add("model " + server.model().name() + " still maps " + stats.pool().mappedPages() + " pages after the trim");
+        if (server.served() == 0) {
+            violations.add(model + " served no request");
+        }
+        if (!server.failures().isEmpty()) {
+            violations.add(model + " had failed calls: " + server.failures());
+        }
+        if (server.blocksHeld() != 0) {
+            violations.add(model + " still holds " + server.blocksHeld() + " blocks after the drain");
+        }
+        if (stats.pool().mappedPages() != 0) {
+            violations.add(model + " still maps " + stats.pool().mappedPages() + " pages after the trim");
+        }
+        for (RankStats rank : stats.ranks()) {
+            if (!rank.up()) {
+                violations.add(model + " rank " + rank.rank() + " is down: " + rank.failure());
+            } else if (rank.handles() != 0) {
+                violations.add(model + " rank " + rank.rank() + " still holds " + rank.handles() + " handles after the trim");
             }
         }
-        closeCaches();
-        leakedHandles().ifPresent(violations::add);
-
-        List<String> names = settings.models().stream().map(ModelProfile::name).toList();
-        MemoryChart.write(settings.chart(), "kvpager demo: GPU memory per model", names, timelines, settings.gpuBytes(),
-                settings.staticShareBytes());
-        if (!Files.isRegularFile(settings.chart()) || Files.size(settings.chart()) == 0) {
-            violations.add("the chart " + settings.chart() + " was not written");
-        }
-        return new DemoReport(settings, reports, settings.chart(), violations);
+        return violations;
     }
 
     private void tick(Context context, ModelServer server, long step, Clock clock, Promise<Void> done) {
@@ -343,7 +368,7 @@ public final class DemoRun implements AutoCloseable {
                 misses += server.totalMisses();
                 memory.append(String.format(Locale.ROOT, " %s %.1fG", server.model().name(), timelines.get(m).last() / (double) (1L << 30)));
             }
-            return String.format(Locale.ROOT, "%,d tokens |%s | %d misses", tokens, memory, misses);
+            return String.format(Locale.ROOT, "%,d tokens |%s | misses %d", tokens, memory, misses);
         }
     }
 }
