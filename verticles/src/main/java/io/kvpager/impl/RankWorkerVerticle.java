@@ -1,0 +1,309 @@
+package io.kvpager.impl;
+
+import io.kvpager.FailureCode;
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
+import io.kvpager.spi.Device;
+import io.kvpager.spi.MemoryInfo;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One GPU rank of one cache instance: owns the rank's {@link Device} and every group's tensors,
+ * and answers the worker actions at {@code kvpager.<instance>.pp<P>.tp<R>}.
+ *
+ * <p>Runs as a worker verticle on a pool of one thread ({@link RankWorkers#deploy}): the device is
+ * opened and attached in {@link #start()} on that thread, and every handler and driver call runs
+ * there too. Every request is answered, with a reply or with {@code fail(code, text)}; whatever a
+ * handler throws becomes a failure naming the rank, group and page, so a caller never waits for
+ * a timeout.
+ *
+ * <p>Stopping unmaps and releases everything, one group per turn of the thread so that requests
+ * queued meanwhile are answered with 503, then closes the device.
+ */
+public final class RankWorkerVerticle extends VerticleBase {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RankWorkerVerticle.class);
+
+    private final DeviceSource source;
+    private final AnswerCache answers = new AnswerCache(AnswerCache.DEFAULT_CAPACITY);
+    private final Map<Integer, GroupTensors> groups = new TreeMap<>();
+    private WorkerConfig config;
+    private String rank;
+    private Device device;
+    private Thread thread;
+    private MessageConsumer<Object> consumer;
+    private boolean stopping;
+
+    /** A worker that opens the configured device kind; deploy it with {@link RankWorkers#deploymentOptions}. */
+    public RankWorkerVerticle() {
+        this(DeviceSource.FACTORY);
+    }
+
+    RankWorkerVerticle(DeviceSource source) {
+        this.source = source;
+    }
+
+    @Override
+    public Future<?> start() {
+        config = new WorkerConfig(config());
+        rank = config.rank();
+        if (!context.isWorkerContext()) {
+            throw new IllegalStateException(rank + ": a rank worker must run on its own worker thread; deploy it with "
+                    + "RankWorkers.deploy or RankWorkers.deploymentOptions");
+        }
+        thread = Thread.currentThread();
+        device = source.open(config);
+        try {
+            device.attach();
+        } catch (RuntimeException e) {
+            closeDevice();
+            throw e;
+        }
+        consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
+        return consumer.completion()
+                .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
+                        thread.getName(), config.address()))
+                .onFailure(e -> closeDevice());
+    }
+
+    @Override
+    public Future<?> stop() {
+        stopping = true;
+        Promise<Void> done = Promise.promise();
+        tearDown(new ArrayList<>(groups.keySet()).iterator(), done);
+        return done.future();
+    }
+
+    /** Destroys one group per turn, so that requests queued meanwhile get their 503 promptly. */
+    private void tearDown(Iterator<Integer> remaining, Promise<Void> done) {
+        context.runOnContext(v -> {
+            if (remaining.hasNext()) {
+                int group = remaining.next();
+                try {
+                    groups.get(group).destroy();
+                } catch (RuntimeException e) {
+                    LOG.warn("stopping: {}; closing the device gives back the rest", RankFailure.of(e).text(rank, group));
+                }
+                groups.remove(group);
+                tearDown(remaining, done);
+                return;
+            }
+            try {
+                device.close();
+                LOG.info("{} of {} stopped", rank, config.instance());
+                done.complete();
+            } catch (RuntimeException e) {
+                done.fail(e);
+            }
+        });
+    }
+
+    private void closeDevice() {
+        try {
+            device.close();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: closing the device failed: {}", rank, e.getMessage());
+        }
+    }
+
+    private void onMessage(Message<Object> message) {
+        Request request = new Request();
+        Answer answer;
+        try {
+            answer = answer(message, request);
+        } catch (Throwable e) {
+            answer = failure(request, e);
+        }
+        try {
+            answer.sendTo(message);
+        } catch (RuntimeException e) {
+            LOG.error("{}: answering {} failed; the sender will time out", rank, request.action, e);
+        }
+    }
+
+    /** The state of one request while it is handled: what the failure text needs to name. */
+    private static final class Request {
+        String action = "?";
+        int group = -1;
+    }
+
+    private Answer answer(Message<Object> message, Request request) {
+        request.action = String.valueOf(message.headers().get(WorkerAction.HEADER));
+        if (Thread.currentThread() != thread) {
+            throw new IllegalStateException("handler ran on thread " + Thread.currentThread().getName()
+                    + ", not on the rank's thread " + thread.getName());
+        }
+        if (stopping) {
+            throw new RankFailure(FailureCode.STOPPING, "the worker is stopping");
+        }
+        WorkerAction action = WorkerAction.of(message.headers().get(WorkerAction.HEADER));
+        if (!(message.body() instanceof JsonObject json)) {
+            throw new IllegalArgumentException("the body must be a JsonObject, got " + switch (message.body()) {
+                case null -> "none";
+                case Buffer buffer -> "a Buffer of " + buffer.length() + " bytes";
+                case Object other -> "a " + other.getClass().getSimpleName();
+            });
+        }
+        RequestBody body = new RequestBody(json);
+        checkRank(body);
+        return switch (action) {
+            case CREATE_TENSORS -> Answer.reply(createTensors(body, request));
+            case TENSORS_CREATED -> Answer.reply(new JsonObject().put("created", groups.containsKey(group(body, request))));
+            case MAP, UNMAP -> once(action, body, request);
+            case DESTROY_TENSORS -> Answer.reply(destroyTensors(body, request));
+            case STATS -> Answer.reply(stats());
+            case VIEWS -> Answer.reply(views(body, request));
+        };
+    }
+
+    /** A request for another stage or rank reached this one: refuse it rather than act on the wrong GPU. */
+    private void checkRank(RequestBody body) {
+        JsonObject json = body.json();
+        if (json.containsKey("pp") && body.requireInt("pp", 0, Integer.MAX_VALUE) != config.pp()) {
+            throw new IllegalArgumentException("the request is for pp" + json.getValue("pp") + " but reached " + rank);
+        }
+        if (json.containsKey("tp") && body.requireInt("tp", 0, Integer.MAX_VALUE) != config.tp()) {
+            throw new IllegalArgumentException("the request is for tp" + json.getValue("tp") + " but reached " + rank);
+        }
+    }
+
+    /** Map and unmap: a repeated requestId gets the first answer and changes nothing. */
+    private Answer once(WorkerAction action, RequestBody body, Request request) {
+        String requestId = body.requireString("requestId");
+        JsonObject fingerprint = new JsonObject().put("action", action.wireName()).put("body", body.json());
+        Answer first = answers.answered(requestId, fingerprint);
+        if (first != null) {
+            return first;
+        }
+        Answer answer;
+        try {
+            answer = Answer.reply(action == WorkerAction.MAP ? map(body, request) : unmap(body, request));
+        } catch (Throwable e) {
+            answer = failure(request, e);
+        }
+        answers.remember(requestId, fingerprint, answer);
+        return answer;
+    }
+
+    private JsonObject createTensors(RequestBody body, Request request) {
+        int group = group(body, request);
+        Geometry geometry = new Geometry(
+                body.requireInt("layers", 1, Integer.MAX_VALUE),
+                body.requireInt("kvBuffers", 1, Integer.MAX_VALUE),
+                body.requireLong("blockBytes", 1, Long.MAX_VALUE),
+                body.requireLong("pageBytes", 1, Long.MAX_VALUE),
+                body.requireInt("pages", 1, Integer.MAX_VALUE),
+                body.requireEnum("layout", Layout.class));
+        boolean zeroPage = body.optionalBoolean("zeroPage", false);
+        GroupTensors existing = groups.get(group);
+        if (existing != null) {
+            if (!existing.sameAs(geometry, zeroPage)) {
+                throw new RankFailure(FailureCode.CONFLICT, "tensors already exist with " + existing.geometry()
+                        + (existing.zeroPage() ? " and a zero page" : "") + "; destroy-tensors first to change them");
+            }
+        } else {
+            groups.put(group, GroupTensors.create(device, group, geometry, zeroPage));
+            LOG.info("{} group {}: tensors created, {}{}", rank, group, geometry, zeroPage ? " with a zero page" : "");
+        }
+        return new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity());
+    }
+
+    private JsonObject map(RequestBody body, Request request) {
+        GroupTensors tensors = tensors(body, request);
+        int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
+        tensors.map(pages);
+        return new JsonObject().put("mapped", ids(pages));
+    }
+
+    private JsonObject unmap(RequestBody body, Request request) {
+        GroupTensors tensors = tensors(body, request);
+        int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
+        tensors.unmap(pages);
+        return new JsonObject().put("unmapped", ids(pages));
+    }
+
+    private JsonObject destroyTensors(RequestBody body, Request request) {
+        int group = group(body, request);
+        GroupTensors tensors = groups.get(group);
+        if (tensors == null) {
+            return new JsonObject().put("destroyed", false);
+        }
+        tensors.destroy();
+        groups.remove(group);
+        LOG.info("{} group {}: tensors destroyed", rank, group);
+        return new JsonObject().put("destroyed", true);
+    }
+
+    private JsonObject views(RequestBody body, Request request) {
+        JsonArray views = new JsonArray();
+        for (TensorView view : tensors(body, request).views()) {
+            views.add(view.toJson());
+        }
+        return new JsonObject().put("views", views);
+    }
+
+    private JsonObject stats() {
+        JsonObject perGroup = new JsonObject();
+        int handles = 0;
+        for (Map.Entry<Integer, GroupTensors> entry : groups.entrySet()) {
+            perGroup.put(String.valueOf(entry.getKey()), entry.getValue().stats());
+            handles += entry.getValue().handles();
+        }
+        MemoryInfo memory = device.memoryInfo();
+        return new JsonObject()
+                .put("rank", rank)
+                .put("device", device.describe())
+                .put("thread", Thread.currentThread().getName())
+                .put("groups", perGroup)
+                .put("handlesAlive", handles)
+                .put("deviceUsedBytes", memory.usedBytes())
+                .put("deviceFreeBytes", memory.freeBytes())
+                .put("deviceTotalBytes", memory.totalBytes());
+    }
+
+    private int group(RequestBody body, Request request) {
+        request.group = body.requireInt("group", 0, Integer.MAX_VALUE);
+        return request.group;
+    }
+
+    private GroupTensors tensors(RequestBody body, Request request) {
+        GroupTensors tensors = groups.get(group(body, request));
+        if (tensors == null) {
+            throw new RankFailure(FailureCode.NO_TENSORS, "no tensors on this rank; send create-tensors first");
+        }
+        return tensors;
+    }
+
+    private Answer failure(Request request, Throwable error) {
+        RankFailure failure = RankFailure.of(error);
+        String text = failure.text(rank == null ? "worker" : rank, request.group);
+        if (failure.unexpected()) {
+            LOG.error("{} failed with {}: {}", request.action, failure.code().code(), text, failure.getCause());
+        } else {
+            LOG.warn("{} failed with {}: {}", request.action, failure.code().code(), text);
+        }
+        return Answer.failure(failure.code(), text);
+    }
+
+    private static JsonArray ids(int[] pages) {
+        JsonArray ids = new JsonArray();
+        for (int page : pages) {
+            ids.add(page);
+        }
+        return ids;
+    }
+}

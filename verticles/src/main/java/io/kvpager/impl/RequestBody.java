@@ -1,0 +1,125 @@
+package io.kvpager.impl;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.BitSet;
+
+/**
+ * Typed, strict reads of a request body. {@link JsonObject}'s own getters truncate a long into an
+ * int and read {@code 1.5} as {@code 1}; a worker must refuse such a request instead, before it
+ * touches any mapping. Every refusal is an {@link IllegalArgumentException} (a 400) naming the
+ * field and what it held.
+ */
+final class RequestBody {
+
+    private final JsonObject json;
+
+    RequestBody(JsonObject json) {
+        this.json = json;
+    }
+
+    JsonObject json() {
+        return json;
+    }
+
+    /** A required integer field within {@code [min, max]}. */
+    int requireInt(String name, int min, int max) {
+        long value = requireLong(name, min, max);
+        return (int) value;
+    }
+
+    /** A required integer field within {@code [min, max]}. */
+    long requireLong(String name, long min, long max) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw new IllegalArgumentException(name + " is required");
+        }
+        long number = integral(name, value);
+        if (number < min || number > max) {
+            throw new IllegalArgumentException(name + " must be in " + min + ".." + max + ", got " + number);
+        }
+        return number;
+    }
+
+    /** A required non-empty string field. */
+    String requireString(String name) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw new IllegalArgumentException(name + " is required");
+        }
+        if (!(value instanceof String s) || s.isEmpty()) {
+            throw new IllegalArgumentException(name + " must be a non-empty string, got " + WorkerConfig.describe(value));
+        }
+        return s;
+    }
+
+    /** An optional boolean field. */
+    boolean optionalBoolean(String name, boolean absent) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            return absent;
+        }
+        if (!(value instanceof Boolean b)) {
+            throw new IllegalArgumentException(name + " must be true or false, got " + WorkerConfig.describe(value));
+        }
+        return b;
+    }
+
+    /** A required enum field, by the constant's name. */
+    <E extends Enum<E>> E requireEnum(String name, Class<E> type) {
+        String value = requireString(name);
+        for (E constant : type.getEnumConstants()) {
+            if (constant.name().equals(value)) {
+                return constant;
+            }
+        }
+        StringBuilder known = new StringBuilder();
+        for (E constant : type.getEnumConstants()) {
+            known.append(known.isEmpty() ? "" : " or ").append('"').append(constant.name()).append('"');
+        }
+        throw new IllegalArgumentException(name + " must be " + known + ", got \"" + value + "\"");
+    }
+
+    /**
+     * A required array of distinct page ids, each in {@code [0, pages)}. The array's length is
+     * checked first, so an oversized array is refused before any element is read.
+     */
+    int[] requirePageIds(String name, int pages) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw new IllegalArgumentException(name + " is required");
+        }
+        if (!(value instanceof JsonArray array)) {
+            throw new IllegalArgumentException(name + " must be an array of page ids, got " + WorkerConfig.describe(value));
+        }
+        if (array.size() > pages) {
+            throw new IllegalArgumentException(name + " names " + array.size() + " page ids but the group has only " + pages);
+        }
+        int[] ids = new int[array.size()];
+        BitSet seen = new BitSet(pages);
+        for (int i = 0; i < ids.length; i++) {
+            Object element = array.getValue(i);
+            if (element == null) {
+                throw new IllegalArgumentException(name + "[" + i + "] is null; page ids are integers");
+            }
+            long id = integral(name + "[" + i + "]", element);
+            if (id < 0 || id >= pages) {
+                throw new IllegalArgumentException(name + "[" + i + "] = " + id + " is out of range; the group has pages 0.." + (pages - 1));
+            }
+            if (seen.get((int) id)) {
+                throw new IllegalArgumentException(name + "[" + i + "] = " + id + " appears twice in one request");
+            }
+            seen.set((int) id);
+            ids[i] = (int) id;
+        }
+        return ids;
+    }
+
+    private static long integral(String name, Object value) {
+        if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
+            return ((Number) value).longValue();
+        }
+        throw new IllegalArgumentException(name + " must be an integer, got " + WorkerConfig.describe(value));
+    }
+}
