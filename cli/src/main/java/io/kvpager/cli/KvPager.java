@@ -68,6 +68,15 @@ public final class KvPager implements Runnable {
         return Node.start(options);
     }
 
+    /**
+     * What a command that found nothing should add: a process of its own reaches only the caches
+     * it runs itself until clustering arrives.
+     */
+    String reachHint() {
+        return embedded != null ? ""
+                : "; this process reaches only caches it runs itself: other processes need the cluster manager, which this build does not include yet";
+    }
+
     /** The version from the jar's manifest; "development" when run from classes. */
     static final class Version implements IVersionProvider {
         @Override

@@ -2,6 +2,8 @@ package io.kvpager.cli;
 
 import io.kvpager.LimitResult;
 import io.kvpager.cli.status.CoordinatorClient;
+import io.kvpager.cli.status.InstanceUnreachable;
+import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -51,6 +53,8 @@ final class LimitCommand implements Callable<Integer> {
         }
         try (Node node = root.node(false)) {
             LimitResult result = new CoordinatorClient(node.vertx(), timeout.toMillis()).limit(instance, bytes, rev)
+                    .recover(e -> Future.failedFuture(e instanceof InstanceUnreachable
+                            ? new InstanceUnreachable(instance, e.getMessage() + root.reachHint()) : e))
                     .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
             spec.commandLine().getOut().println(describe(instance, result));
             spec.commandLine().getOut().flush();

@@ -39,7 +39,7 @@ final class StatusCommand implements Callable<Integer> {
             List<InstanceStatus> status = selection.resolve(node.vertx()).compose(client::status)
                     .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
             if (status.isEmpty()) {
-                spec.commandLine().getErr().println("kvpager status: no cache instances found; name one: kvpager status INSTANCE");
+                spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint());
                 return 1;
             }
             spec.commandLine().getOut().print(StatusTable.render(status));

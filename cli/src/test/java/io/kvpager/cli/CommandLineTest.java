@@ -109,6 +109,20 @@ class CommandLineTest {
     }
 
     @Test
+    void aProcessOfItsOwnSaysItReachesOnlyItsOwnCaches() {
+        Run status = run("status");
+        assertThat(status.exitCode()).isEqualTo(1);
+        assertThat(status.err().strip()).doesNotContain("\n")
+                .startsWith("kvpager status: no cache instances found; this process reaches only caches it runs itself")
+                .contains("cluster manager");
+        Run limit = run("limit", "model-7b", "40GiB");
+        assertThat(limit.exitCode()).isEqualTo(1);
+        assertThat(limit.err().strip()).doesNotContain("\n")
+                .startsWith("kvpager limit: no coordinator for instance model-7b at kvpager.model-7b.coordinator; this process")
+                .contains("cluster manager");
+    }
+
+    @Test
     void cudaWithoutAGpuFailsFastSayingWhy() {
         Assumptions.assumeTrue(cudaUnavailable(), "this machine has a usable GPU");
         Run worker = run("worker", "--instance", "llama", "--tp", "0", "--device", "cuda");

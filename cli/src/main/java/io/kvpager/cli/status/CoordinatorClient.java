@@ -65,10 +65,10 @@ public final class CoordinatorClient {
     private Throwable explain(String instance, Throwable failure) {
         if (failure instanceof ReplyException reply) {
             if (reply.failureType() == ReplyFailure.NO_HANDLERS) {
-                return new IllegalStateException("no coordinator for instance " + instance + " at " + address(instance));
+                return new InstanceUnreachable(instance, "no coordinator for instance " + instance + " at " + address(instance));
             }
             if (reply.failureType() == ReplyFailure.TIMEOUT) {
-                return new IllegalStateException("the coordinator of " + instance + " did not answer within " + timeoutMs + " ms");
+                return new InstanceUnreachable(instance, "the coordinator of " + instance + " did not answer within " + timeoutMs + " ms");
             }
             return new IllegalStateException(instance + ": " + reply.getMessage() + " (code " + reply.failureCode() + ")");
         }
