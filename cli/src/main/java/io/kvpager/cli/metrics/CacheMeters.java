@@ -90,7 +90,7 @@ final class CacheMeters {
         gauge("kvpager.reserve.mark", "The reserve's high mark now", tags.and("mark", "high"), instance, s -> s.pool().highMark(), null);
         gauge("kvpager.blocks.used", "Blocks handed out", tags, instance, s -> s.pool().usedBlocks(), null);
         gauge("kvpager.memory.mapped", "GPU memory mapped for the pool, all ranks", tags, instance,
-                s -> (double) s.pool().mappedBytesPerRank() * s.ranks().size(), "bytes");
+                s -> s.pool().mappedBytesPerRank() * s.ranks().size(), "bytes");
         gauge("kvpager.cache.ready", "1 when the cache is ready and every rank answers", tags, instance,
                 s -> "ready".equals(s.state()) && s.healthy() ? 1 : 0, null);
         counter("kvpager.allocs", "Allocations served", tags, instance, s -> s.pool().allocs());

@@ -36,7 +36,7 @@ public final class StatusTable {
             PoolStats pool = stats.pool();
             long up = stats.ranks().stream().filter(RankStats::up).count();
             caches.row(stats.instance(), stats.state(), up + "/" + stats.ranks().size(),
-                    ByteSize.format((long) pool.limitPages() * pool.bytesPerPage()), ByteSize.format(pool.mappedBytesPerRank()),
+                    ByteSize.format(pool.limitPages() * pool.bytesPerPage()), ByteSize.format(pool.mappedBytesPerRank()),
                     pool.reservePages() + " pages", pool.inUsePages() + " pages", pool.usedBlocks(), pool.allocs(), pool.missCount());
             for (RankStats rank : stats.ranks()) {
                 ranks.row(stats.instance(), rank.rank(), rank.up() ? "up" : "down", rank.up() ? rank.device() : "-",
