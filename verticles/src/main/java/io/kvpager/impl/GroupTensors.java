@@ -13,7 +13,9 @@ import java.util.List;
 
 /**
  * One group's tensors on one rank: the virtual ranges reserved once, the physical handles behind
- * each mapped page id, and the optional zero page that backs every page id not mapped.
+ * each mapped page id, and the optional zero page that backs every page id not mapped. Handles
+ * come from the rank's {@link RankHandlePool} and go back to it when their page is unmapped; the
+ * group joins the pool with its {@link HandlePoolOptions} when created and leaves it when destroyed.
  *
  * <p>{@link #map} and {@link #unmap} are all-or-nothing on this rank: every device step records
  * its compensation in an {@link UndoLog}, and a failure at page k undoes the steps before it
@@ -27,41 +29,54 @@ final class GroupTensors {
     private static final Logger LOG = LoggerFactory.getLogger(GroupTensors.class);
 
     private final Device device;
+    private final RankHandlePool handles;
     private final int group;
     private final Geometry geometry;
     private final boolean zeroPage;
+    private final HandlePoolOptions poolOptions;
     private final TensorRanges ranges;
     /** Null for a page in the idle state. */
     private final PageHandles[] pages;
-    /** Handles whose pages were unmapped but whose release failed; retried on every unmap and on destroy. */
+    /**
+     * Handles whose pages were unmapped but that could not go back to the pool (the pool released
+     * them, and the release failed); given back again on every unmap and on destroy.
+     */
     private final List<Long> unreleased = new ArrayList<>();
     private long zeroHandle;
     private boolean zeroAlive;
     private boolean destroying;
+    private boolean inPool;
 
-    private GroupTensors(Device device, int group, Geometry geometry, boolean zeroPage, TensorRanges ranges) {
+    private GroupTensors(Device device, RankHandlePool handles, int group, Geometry geometry, boolean zeroPage,
+                         HandlePoolOptions poolOptions, TensorRanges ranges) {
         this.device = device;
+        this.handles = handles;
         this.group = group;
         this.geometry = geometry;
         this.zeroPage = zeroPage;
+        this.poolOptions = poolOptions;
         this.ranges = ranges;
         this.pages = new PageHandles[geometry.pages()];
     }
 
     /**
-     * Reserves the group's virtual ranges and, with {@code zeroPage}, creates one zero-filled
-     * handle and maps it into every slot of every page id. All or nothing.
+     * Reserves the group's virtual ranges, with {@code zeroPage} creates one zero-filled handle
+     * and maps it into every slot of every page id, then joins the rank's handle pool (creating
+     * the prefilled handles). All or nothing.
      *
      * @throws RankFailure 400 when the geometry does not suit the device, 507/500 when the driver refuses
      */
-    static GroupTensors create(Device device, int group, Geometry geometry, boolean zeroPage) {
+    static GroupTensors create(Device device, RankHandlePool handles, int group, Geometry geometry, boolean zeroPage,
+                               HandlePoolOptions poolOptions) {
         geometry.requireGranularity(device.granularity());
         UndoLog undo = new UndoLog();
         try {
-            GroupTensors tensors = new GroupTensors(device, group, geometry, zeroPage, TensorRanges.reserve(device, geometry, undo));
+            GroupTensors tensors = new GroupTensors(device, handles, group, geometry, zeroPage, poolOptions,
+                    TensorRanges.reserve(device, geometry, undo));
             if (zeroPage) {
                 tensors.mapZeroEverywhere(undo);
             }
+            tensors.joinPool();
             return tensors;
         } catch (RuntimeException e) {
             UndoLog.Outcome outcome = undo.rollback();
@@ -97,17 +112,31 @@ final class GroupTensors {
         }
     }
 
+    /** Last step of {@link #create}: the pool undoes its own part when it fails. */
+    private void joinPool() {
+        try {
+            handles.join(ranges.slotBytes(), poolOptions.boundHandles(geometry), poolOptions.prefillHandles(geometry));
+        } catch (RuntimeException e) {
+            throw new RankFailure(RankFailure.of(e).code(), "prefilling the handle pool: " + e.getMessage());
+        }
+        inPool = true;
+    }
+
     Geometry geometry() {
         return geometry;
+    }
+
+    HandlePoolOptions poolOptions() {
+        return poolOptions;
     }
 
     boolean zeroPage() {
         return zeroPage;
     }
 
-    /** Whether this group was made from the same request: same geometry, same zero-page choice. */
-    boolean sameAs(Geometry other, boolean otherZeroPage) {
-        return geometry.equals(other) && zeroPage == otherZeroPage;
+    /** Whether this group was made from the same request: same geometry, zero-page choice and pool options. */
+    boolean sameAs(Geometry other, boolean otherZeroPage, HandlePoolOptions otherPoolOptions) {
+        return geometry.equals(other) && zeroPage == otherZeroPage && poolOptions.equals(otherPoolOptions);
     }
 
     /** Whether page {@code page} is mapped (every slot holds a real handle). */
@@ -116,12 +145,15 @@ final class GroupTensors {
     }
 
     /**
-     * Maps every page id in {@code ids}: per page, a fresh handle per slot, mapped (in place of
-     * the zero page, when there is one) and made accessible; the device is synchronized
-     * afterwards so the pages are usable once the reply is sent.
+     * Maps every page id in {@code ids}: per page, a handle per slot from the rank's pool (created
+     * only when none is idle), mapped (in place of the zero page, when there is one) and made
+     * accessible; the device is synchronized afterwards so the pages are usable once the reply is
+     * sent.
      *
      * @throws RankFailure 409 naming the first page already mapped (nothing changes), or the
-     *     driver's failure naming the first page that failed, after the batch was undone
+     *     driver's failure naming the first page that failed (507 when a create ran out of memory),
+     *     after the batch was undone: handles taken from the pool are idle in it again, and those
+     *     created for the batch are released, so the device holds what it held before
      */
     void map(int[] ids) {
         requireUsable();
@@ -147,6 +179,8 @@ final class GroupTensors {
             // a kernel may still be reading the zero page at these slots
             device.synchronize();
         }
+        long bytes = ranges.slotBytes();
+        int idleBefore = handles.idle(bytes);
         UndoLog undo = new UndoLog();
         int current = RankFailure.NO_PAGE;
         try {
@@ -161,6 +195,7 @@ final class GroupTensors {
             UndoLog.Outcome outcome = undo.rollback();
             synchronizeQuietly();
             settle(ids);
+            trimQuietly(bytes, idleBefore);
             throw RankFailure.at(current, e, outcome.note());
         }
     }
@@ -176,8 +211,8 @@ final class GroupTensors {
                 page.setZero(s, false);
                 undo.push("map the zero page back", () -> mapZero(page, slot, address));
             }
-            long handle = device.create(bytes);
-            undo.push("release a new handle", () -> device.release(handle));
+            long handle = handles.take(bytes);
+            undo.push("give a handle back", () -> giveBack(handle, p));
             device.map(address, bytes, handle);
             page.setReal(s, handle);
             undo.push("unmap a new handle", () -> {
@@ -189,8 +224,9 @@ final class GroupTensors {
     }
 
     /**
-     * Unmaps every page id in {@code ids} and releases its handles, putting the zero page back
-     * when there is one. The device is synchronized first, so no kernel still reads them.
+     * Unmaps every page id in {@code ids} and gives its handles back to the rank's pool (which
+     * keeps them idle up to its bound and releases the rest), putting the zero page back when
+     * there is one. The device is synchronized first, so no kernel still reads them.
      *
      * @throws RankFailure 409 naming the first page not mapped (nothing changes), or the driver's
      *     failure naming the first page that failed, after the pages undone so far were mapped
@@ -263,16 +299,16 @@ final class GroupTensors {
             UndoLog.Outcome outcome = undo.rollback();
             synchronizeQuietly();
             // handles that could not be mapped back are of no use to their pages any more
-            releaseAll(detached, current);
+            giveBackAll(detached, current);
             settle(ids);
             throw RankFailure.at(current, e, outcome.note());
         }
-        releaseAll(detached, RankFailure.NO_PAGE);
+        giveBackAll(detached, RankFailure.NO_PAGE);
         settle(ids);
         try {
             retryUnreleased();
         } catch (RuntimeException e) {
-            LOG.warn("group {}: releasing {} earlier unmapped handles failed again: {}", group, unreleased.size(), e.getMessage());
+            LOG.warn("group {}: giving back {} earlier unmapped handles failed again: {}", group, unreleased.size(), e.getMessage());
         }
     }
 
@@ -284,36 +320,51 @@ final class GroupTensors {
         device.setAccess(address, bytes);
     }
 
-    /**
-     * Releases handles no longer mapped. A release that fails leaves the mapping state as asked
-     * (the page is unmapped), so it does not fail the request: the handle is kept, logged and
-     * retried later, and {@link #stats()} counts it.
-     */
-    private void releaseAll(List<Long> handles, int page) {
-        for (long handle : handles) {
-            try {
-                device.release(handle);
-            } catch (RuntimeException e) {
-                unreleased.add(handle);
-                LOG.warn("group {}{}: releasing an unmapped handle failed, will retry: {}", group,
-                        page == RankFailure.NO_PAGE ? "" : " page " + page, e.getMessage());
-            }
+    /** Gives back handles no longer mapped; see {@link #giveBack}. */
+    private void giveBackAll(List<Long> detached, int page) {
+        for (long handle : detached) {
+            giveBack(handle, page);
         }
-        handles.clear();
+        detached.clear();
     }
 
-    /** Releases the handles kept from failed releases; stops at the first that fails again. */
+    /**
+     * Gives a handle no longer mapped back to the pool. When the pool releases it and the release
+     * fails, the mapping state is still as asked (the page is unmapped), so the request does not
+     * fail: the handle is kept, logged and given back again later, and {@link #stats()} counts it.
+     */
+    private void giveBack(long handle, int page) {
+        try {
+            handles.give(ranges.slotBytes(), handle);
+        } catch (RuntimeException e) {
+            unreleased.add(handle);
+            LOG.warn("group {}{}: releasing an unmapped handle failed, will retry: {}", group,
+                    page == RankFailure.NO_PAGE ? "" : " page " + page, e.getMessage());
+        }
+    }
+
+    /** Gives back the handles kept from failed releases; stops at the first that fails again. */
     private void retryUnreleased() {
         for (int i = unreleased.size() - 1; i >= 0; i--) {
-            device.release(unreleased.get(i));
+            handles.give(ranges.slotBytes(), unreleased.get(i));
             unreleased.remove(i);
         }
     }
 
+    /** Releases the idle handles a failed batch created; one that will not go stays idle and is logged. */
+    private void trimQuietly(long bytes, int keep) {
+        try {
+            handles.trim(bytes, keep);
+        } catch (RuntimeException e) {
+            LOG.warn("group {}: releasing the handles a failed map created failed: {}", group, e.getMessage());
+        }
+    }
+
     /**
-     * Unmaps and releases everything, the zero page too, and frees the virtual ranges. Each step
-     * is recorded as it succeeds, so after a failure a second call carries on where this one
-     * stopped; until then, the group takes no map or unmap.
+     * Unmaps everything and gives the handles back, releases the zero page, frees the virtual
+     * ranges and leaves the rank's handle pool, whose bound shrinks by this group's share and
+     * releases the idle handles above it. Each step is recorded as it succeeds, so after a failure
+     * a second call carries on where this one stopped; until then, the group takes no map or unmap.
      *
      * @throws RankFailure the driver's failure, naming the page it happened at
      */
@@ -337,7 +388,7 @@ final class GroupTensors {
                         long handle = page.handle(s);
                         device.unmap(address, bytes);
                         page.clearReal(s);
-                        // released with the others below, so a failed release is retried by the next destroy
+                        // given back with the others below, so a failed release is retried by the next destroy
                         unreleased.add(handle);
                     }
                     if (page.zero(s)) {
@@ -359,6 +410,15 @@ final class GroupTensors {
         } catch (RuntimeException e) {
             throw RankFailure.at(RankFailure.NO_PAGE, e, "destroy-tensors again to finish");
         }
+        if (inPool) {
+            inPool = false;
+            try {
+                handles.leave(ranges.slotBytes(), poolOptions.boundHandles(geometry));
+            } catch (RuntimeException e) {
+                // the group is gone all the same; the pool still lists the handle and releases it later
+                LOG.warn("group {}: releasing the idle handles above the rank's new bound failed: {}", group, e.getMessage());
+            }
+        }
     }
 
     /** One view per (layer, buffer). */
@@ -375,7 +435,10 @@ final class GroupTensors {
         return count;
     }
 
-    /** Live physical handles this group holds: mapped ones, the zero page, and those awaiting release. */
+    /**
+     * Live physical handles this group holds: mapped ones, the zero page, and those awaiting
+     * release; idle handles in the rank's pool are not the group's.
+     */
     int handles() {
         int count = unreleased.size() + (zeroAlive ? 1 : 0);
         for (PageHandles page : pages) {
@@ -398,6 +461,7 @@ final class GroupTensors {
                 .put("layout", geometry.layout().name())
                 .put("pages", geometry.pages())
                 .put("zeroPage", zeroPage)
+                .put("handlePool", poolOptions.toJson())
                 .put("partlyMappedPages", partlyMapped)
                 .put("unreleasedHandles", unreleased.size());
     }

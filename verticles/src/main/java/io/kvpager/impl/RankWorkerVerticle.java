@@ -31,8 +31,13 @@ import java.util.TreeMap;
  * handler throws becomes a failure naming the rank, group and page, so a caller never waits for
  * a timeout.
  *
+ * <p>The rank's groups share one {@link RankHandlePool}: unmapped handles wait there, up to the
+ * bounds the groups asked for in {@code create-tensors}, for the next map. They hold device
+ * memory; {@code stats} counts them in {@code handlesAlive} and shows them as {@code pooledHandles}
+ * and {@code pooledBytes}, and {@code deviceUsedBytes} includes them.
+ *
  * <p>Stopping unmaps and releases everything, one group per turn of the thread so that requests
- * queued meanwhile are answered with 503, then closes the device.
+ * queued meanwhile are answered with 503, then releases the pooled handles and closes the device.
  */
 public final class RankWorkerVerticle extends VerticleBase {
 
@@ -44,6 +49,7 @@ public final class RankWorkerVerticle extends VerticleBase {
     private WorkerConfig config;
     private String rank;
     private Device device;
+    private RankHandlePool handles;
     private Thread thread;
     private MessageConsumer<Object> consumer;
     private boolean stopping;
@@ -73,6 +79,7 @@ public final class RankWorkerVerticle extends VerticleBase {
             closeDevice();
             throw e;
         }
+        handles = new RankHandlePool(device);
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
         return consumer.completion()
                 .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
@@ -101,6 +108,11 @@ public final class RankWorkerVerticle extends VerticleBase {
                 groups.remove(group);
                 tearDown(remaining, done);
                 return;
+            }
+            try {
+                handles.close();
+            } catch (RuntimeException e) {
+                LOG.warn("stopping: releasing pooled handles failed: {}; closing the device gives them back", e.getMessage());
             }
             try {
                 device.close();
@@ -209,15 +221,18 @@ public final class RankWorkerVerticle extends VerticleBase {
                 body.requireInt("pages", 1, Integer.MAX_VALUE),
                 body.requireEnum("layout", Layout.class));
         boolean zeroPage = body.optionalBoolean("zeroPage", false);
+        HandlePoolOptions poolOptions = HandlePoolOptions.read(body, geometry);
         GroupTensors existing = groups.get(group);
         if (existing != null) {
-            if (!existing.sameAs(geometry, zeroPage)) {
+            if (!existing.sameAs(geometry, zeroPage, poolOptions)) {
                 throw new RankFailure(FailureCode.CONFLICT, "tensors already exist with " + existing.geometry()
-                        + (existing.zeroPage() ? " and a zero page" : "") + "; destroy-tensors first to change them");
+                        + (existing.zeroPage() ? " and a zero page" : "") + ", handlePool " + existing.poolOptions().toJson().encode()
+                        + "; destroy-tensors first to change them");
             }
         } else {
-            groups.put(group, GroupTensors.create(device, group, geometry, zeroPage));
-            LOG.info("{} group {}: tensors created, {}{}", rank, group, geometry, zeroPage ? " with a zero page" : "");
+            groups.put(group, GroupTensors.create(device, handles, group, geometry, zeroPage, poolOptions));
+            LOG.info("{} group {}: tensors created, {}{}, handle pool {}", rank, group, geometry, zeroPage ? " with a zero page" : "",
+                    poolOptions.toJson().encode());
         }
         return new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity());
     }
@@ -258,18 +273,23 @@ public final class RankWorkerVerticle extends VerticleBase {
 
     private JsonObject stats() {
         JsonObject perGroup = new JsonObject();
-        int handles = 0;
+        int held = 0;
         for (Map.Entry<Integer, GroupTensors> entry : groups.entrySet()) {
             perGroup.put(String.valueOf(entry.getKey()), entry.getValue().stats());
-            handles += entry.getValue().handles();
+            held += entry.getValue().handles();
         }
+        int pooled = handles.idleHandles();
         MemoryInfo memory = device.memoryInfo();
         return new JsonObject()
                 .put("rank", rank)
                 .put("device", device.describe())
                 .put("thread", Thread.currentThread().getName())
                 .put("groups", perGroup)
-                .put("handlesAlive", handles)
+                .put("handlesAlive", held + pooled)
+                // idle handles hold device memory: used, not free, for any accounting
+                .put("pooledHandles", pooled)
+                .put("pooledBytes", handles.idleBytes())
+                .put("handlePools", handles.stats())
                 .put("deviceUsedBytes", memory.usedBytes())
                 .put("deviceFreeBytes", memory.freeBytes())
                 .put("deviceTotalBytes", memory.totalBytes());

@@ -3,7 +3,9 @@ package io.kvpager.impl;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import java.util.Arrays;
 import java.util.BitSet;
+import java.util.List;
 
 /**
  * Typed, strict reads of a request body. {@link JsonObject}'s own getters truncate a long into an
@@ -14,9 +16,16 @@ import java.util.BitSet;
 final class RequestBody {
 
     private final JsonObject json;
+    /** How the fields are named in refusals: empty at the top, {@code "handlePool."} inside that object. */
+    private final String path;
 
     RequestBody(JsonObject json) {
+        this(json, "");
+    }
+
+    private RequestBody(JsonObject json, String path) {
         this.json = json;
+        this.path = path;
     }
 
     JsonObject json() {
@@ -33,23 +42,56 @@ final class RequestBody {
     long requireLong(String name, long min, long max) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(name + " is required");
+            throw new IllegalArgumentException(path + name + " is required");
         }
-        long number = integral(name, value);
+        long number = integral(path + name, value);
         if (number < min || number > max) {
-            throw new IllegalArgumentException(name + " must be in " + min + ".." + max + ", got " + number);
+            throw new IllegalArgumentException(path + name + " must be in " + min + ".." + max + ", got " + number);
         }
         return number;
+    }
+
+    /** An optional integer field within {@code [min, max]}; {@code absent} when it is missing or null. */
+    int optionalInt(String name, int min, int max, int absent) {
+        return json.getValue(name) == null ? absent : requireInt(name, min, max);
+    }
+
+    /**
+     * An optional object field, read with the same strictness; its refusals name the field as
+     * {@code name.field}. Null when it is missing or null.
+     */
+    RequestBody optionalObject(String name) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof JsonObject object)) {
+            throw new IllegalArgumentException(path + name + " must be an object, got " + WorkerConfig.describe(value));
+        }
+        return new RequestBody(object, path + name + ".");
+    }
+
+    /**
+     * Refuses a field other than {@code known}, so that a misspelt option is an error instead of
+     * a silent default.
+     */
+    void requireOnly(String... known) {
+        for (String field : json.fieldNames()) {
+            if (!List.of(known).contains(field)) {
+                throw new IllegalArgumentException(path + field + " is not a known field; expected "
+                        + String.join(" or ", Arrays.stream(known).map(k -> path + k).toList()));
+            }
+        }
     }
 
     /** A required non-empty string field. */
     String requireString(String name) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(name + " is required");
+            throw new IllegalArgumentException(path + name + " is required");
         }
         if (!(value instanceof String s) || s.isEmpty()) {
-            throw new IllegalArgumentException(name + " must be a non-empty string, got " + WorkerConfig.describe(value));
+            throw new IllegalArgumentException(path + name + " must be a non-empty string, got " + WorkerConfig.describe(value));
         }
         return s;
     }
@@ -61,7 +103,7 @@ final class RequestBody {
             return absent;
         }
         if (!(value instanceof Boolean b)) {
-            throw new IllegalArgumentException(name + " must be true or false, got " + WorkerConfig.describe(value));
+            throw new IllegalArgumentException(path + name + " must be true or false, got " + WorkerConfig.describe(value));
         }
         return b;
     }
@@ -78,7 +120,7 @@ final class RequestBody {
         for (E constant : type.getEnumConstants()) {
             known.append(known.isEmpty() ? "" : " or ").append('"').append(constant.name()).append('"');
         }
-        throw new IllegalArgumentException(name + " must be " + known + ", got \"" + value + "\"");
+        throw new IllegalArgumentException(path + name + " must be " + known + ", got \"" + value + "\"");
     }
 
     /**
@@ -88,27 +130,27 @@ final class RequestBody {
     int[] requirePageIds(String name, int pages) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(name + " is required");
+            throw new IllegalArgumentException(path + name + " is required");
         }
         if (!(value instanceof JsonArray array)) {
-            throw new IllegalArgumentException(name + " must be an array of page ids, got " + WorkerConfig.describe(value));
+            throw new IllegalArgumentException(path + name + " must be an array of page ids, got " + WorkerConfig.describe(value));
         }
         if (array.size() > pages) {
-            throw new IllegalArgumentException(name + " names " + array.size() + " page ids but the group has only " + pages);
+            throw new IllegalArgumentException(path + name + " names " + array.size() + " page ids but the group has only " + pages);
         }
         int[] ids = new int[array.size()];
         BitSet seen = new BitSet(pages);
         for (int i = 0; i < ids.length; i++) {
             Object element = array.getValue(i);
             if (element == null) {
-                throw new IllegalArgumentException(name + "[" + i + "] is null; page ids are integers");
+                throw new IllegalArgumentException(path + name + "[" + i + "] is null; page ids are integers");
             }
-            long id = integral(name + "[" + i + "]", element);
+            long id = integral(path + name + "[" + i + "]", element);
             if (id < 0 || id >= pages) {
-                throw new IllegalArgumentException(name + "[" + i + "] = " + id + " is out of range; the group has pages 0.." + (pages - 1));
+                throw new IllegalArgumentException(path + name + "[" + i + "] = " + id + " is out of range; the group has pages 0.." + (pages - 1));
             }
             if (seen.get((int) id)) {
-                throw new IllegalArgumentException(name + "[" + i + "] = " + id + " appears twice in one request");
+                throw new IllegalArgumentException(path + name + "[" + i + "] = " + id + " appears twice in one request");
             }
             seen.set((int) id);
             ids[i] = (int) id;

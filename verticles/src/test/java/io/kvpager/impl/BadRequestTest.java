@@ -71,6 +71,24 @@ class BadRequestTest {
                         "pp0/tp1 group 8: zeroPage must be true or false, got \"yes\" (String)"),
                 arguments("create-tensors", tensors(7, Layout.PER_LAYER, 8).put("pages", "8"),
                         "pp0/tp1 group 7: pages must be an integer, got \"8\" (String)"),
+                arguments("create-tensors", tensors(8, Layout.PER_LAYER, 8).put("handlePool", 4),
+                        "pp0/tp1 group 8: handlePool must be an object, got 4 (Integer)"),
+                arguments("create-tensors", tensors(8, Layout.PER_LAYER, 8).put("handlePool", new JsonObject().put("bound", 2)),
+                        "pp0/tp1 group 8: handlePool.bound is not a known field; expected handlePool.prefillPages or handlePool.boundPages"),
+                arguments("create-tensors", tensors(8, Layout.PER_LAYER, 8).put("handlePool", new JsonObject().put("boundPages", -1)),
+                        "pp0/tp1 group 8: handlePool.boundPages must be in 0..8, got -1"),
+                arguments("create-tensors", tensors(8, Layout.PER_LAYER, 8).put("handlePool", new JsonObject().put("boundPages", 9)),
+                        "pp0/tp1 group 8: handlePool.boundPages must be in 0..8, got 9"),
+                arguments("create-tensors", tensors(8, Layout.PER_LAYER, 8).put("handlePool", new JsonObject().put("boundPages", 1.5)),
+                        "pp0/tp1 group 8: handlePool.boundPages must be an integer, got 1.5 (Double)"),
+                arguments("create-tensors", tensors(8, Layout.PER_LAYER, 8).put("handlePool", new JsonObject().put("prefillPages", "2")),
+                        "pp0/tp1 group 8: handlePool.prefillPages must be an integer, got \"2\" (String)"),
+                arguments("create-tensors", tensors(8, Layout.PER_LAYER, 8).put("handlePool", new JsonObject().put("prefillPages", 5)),
+                        "pp0/tp1 group 8: handlePool.prefillPages 5 is above handlePool.boundPages 4; "
+                                + "prefilled handles are idle ones, so the bound must hold them"),
+                arguments("create-tensors", tensors(8, Layout.PAGE_MAJOR, 8).put("handlePool", new JsonObject().put("prefillPages", 1)),
+                        "pp0/tp1 group 8: handlePool.prefillPages 1 is above handlePool.boundPages 0; "
+                                + "prefilled handles are idle ones, so the bound must hold them"),
                 arguments("destroy-tensors", new JsonObject(), "pp0/tp1: group is required"),
                 arguments("views", new JsonObject().put("group", true), "pp0/tp1: group must be an integer, got true (Boolean)"));
     }

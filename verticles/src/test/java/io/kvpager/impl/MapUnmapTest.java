@@ -33,6 +33,8 @@ class MapUnmapTest {
     void mapsAndUnmapsPagesWithTheirHandles(Layout layout, Vertx vertx, VertxTestContext test) {
         SimRank rank = new SimRank(vertx);
         int handlesPerPage = layout == Layout.PAGE_MAJOR ? 1 : 4;
+        // PER_LAYER keeps up to 4 page ids of unmapped handles idle by default, PAGE_MAJOR none
+        int pooledAfterUnmap = layout == Layout.PAGE_MAJOR ? 0 : 2 * handlesPerPage;
         rank.deploy()
                 .compose(id -> rank.send(WorkerAction.TENSORS_CREATED, group(7)))
                 .compose(reply -> {
@@ -71,9 +73,17 @@ class MapUnmapTest {
                 })
                 .compose(reply -> {
                     assertThat(reply.getJsonArray("unmapped")).isEqualTo(new JsonArray().add(0).add(3));
-                    assertThat(rank.sim().handlesAlive()).isEqualTo(handlesPerPage);
-                    assertThat(rank.sim().bytesInUse()).isEqualTo(BYTES_PER_PAGE_ID);
+                    assertThat(rank.sim().handlesAlive()).isEqualTo(handlesPerPage + pooledAfterUnmap);
+                    assertThat(rank.sim().bytesInUse()).isEqualTo(BYTES_PER_PAGE_ID + pooledAfterUnmap * PAGE_BYTES);
+                    assertThat(rank.sim().mappings()).hasSize(handlesPerPage);
                     assertThat(rank.sim().pendingReleases()).isZero();
+                    return rank.send(WorkerAction.STATS, new JsonObject());
+                })
+                .compose(stats -> {
+                    assertThat(stats.getInteger("pooledHandles")).isEqualTo(pooledAfterUnmap);
+                    assertThat(stats.getLong("pooledBytes")).isEqualTo(pooledAfterUnmap * PAGE_BYTES);
+                    assertThat(stats.getInteger("handlesAlive")).isEqualTo(rank.sim().handlesAlive());
+                    assertThat(stats.getJsonObject("groups").getJsonObject("7").getInteger("handles")).isEqualTo(handlesPerPage);
                     return rank.send(WorkerAction.DESTROY_TENSORS, group(7));
                 })
                 .compose(reply -> {
@@ -216,7 +226,8 @@ class MapUnmapTest {
                 })
                 .compose(read -> {
                     assertThat(read).as("an unmapped page reads zeros again").containsExactly(0, 0, 0);
-                    assertThat(rank.sim().handlesAlive()).isEqualTo(1);
+                    // PER_LAYER keeps the page's handles idle for the next map
+                    assertThat(rank.sim().handlesAlive()).isEqualTo(1 + (layout == Layout.PER_LAYER ? slots : 0));
                     assertThat(rank.sim().mappings()).hasSize(8 * slots);
                     return rank.send(WorkerAction.STATS, new JsonObject());
                 })

@@ -64,6 +64,7 @@ public class ZeroPageBenchmark {
     public int pages;
 
     private Device device;
+    private RankHandlePool handles;
     private Geometry geometry;
     private GroupTensors tensors;
 
@@ -92,13 +93,15 @@ public class ZeroPageBenchmark {
                 : Map.of();
         device = DeviceFactory.forKind(kind).open(0, "pp0/tp0", options);
         device.attach();
+        handles = new RankHandlePool(device);
         geometry = new Geometry(32, 2, 16 << 10, Geometry.DEFAULT_PAGE_BYTES, pages, layout);
     }
 
     @Benchmark
     public GroupTensors createTensors(DriverTime driverTime) {
         long before = device instanceof SimDevice sim ? sim.driverNanos() : 0;
-        tensors = GroupTensors.create(device, 0, geometry, zeroPage);
+        // no pooled handles: this measures the tensors' own start-up
+        tensors = GroupTensors.create(device, handles, 0, geometry, zeroPage, new HandlePoolOptions(0, 0));
         if (device instanceof SimDevice sim) {
             driverTime.driverMs += (sim.driverNanos() - before) / 1e6;
             driverTime.creates++;
@@ -116,6 +119,7 @@ public class ZeroPageBenchmark {
 
     @TearDown(Level.Trial)
     public void close() {
+        handles.close();
         device.close();
     }
 }

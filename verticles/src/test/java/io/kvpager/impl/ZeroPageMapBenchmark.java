@@ -27,6 +27,8 @@ import java.util.concurrent.TimeUnit;
  * What the zero page costs on the hot path: mapping and unmapping one page id, with and without
  * it (with it, each slot also swaps the zero page out and back in: one more unmap, map and
  * set-access per handle). Same group as {@link ZeroPageBenchmark}; run it the same way.
+ * {@code poolBoundPages} 1 keeps the unmapped handles in the rank's pool for the next map, 0
+ * creates and releases them every cycle.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -48,7 +50,11 @@ public class ZeroPageMapBenchmark {
     @Param({"false", "true"})
     public boolean zeroPage;
 
+    @Param({"0", "1"})
+    public int poolBoundPages;
+
     private Device device;
+    private RankHandlePool handles;
     private GroupTensors tensors;
     private final int[] page = {7};
 
@@ -73,7 +79,9 @@ public class ZeroPageMapBenchmark {
                 : Map.of();
         device = DeviceFactory.forKind(kind).open(0, "pp0/tp0", options);
         device.attach();
-        tensors = GroupTensors.create(device, 0, new Geometry(32, 2, 16 << 10, Geometry.DEFAULT_PAGE_BYTES, 16, layout), zeroPage);
+        handles = new RankHandlePool(device);
+        tensors = GroupTensors.create(device, handles, 0, new Geometry(32, 2, 16 << 10, Geometry.DEFAULT_PAGE_BYTES, 16, layout),
+                zeroPage, new HandlePoolOptions(0, poolBoundPages));
     }
 
     @Benchmark
@@ -90,6 +98,7 @@ public class ZeroPageMapBenchmark {
     @TearDown(Level.Trial)
     public void close() {
         tensors.destroy();
+        handles.close();
         device.close();
     }
 }

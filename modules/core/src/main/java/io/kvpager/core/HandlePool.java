@@ -24,7 +24,7 @@ import java.util.Objects;
 public final class HandlePool implements AutoCloseable {
 
     private final Device device;
-    private final int bound;
+    private int bound;
     /** Idle handles by size; the most recently given is taken first. */
     private final Map<Long, ArrayDeque<Long>> idleBySize = new HashMap<>();
     /** Handles out of the pool, by handle, with their sizes. */
@@ -122,6 +122,49 @@ public final class HandlePool implements AutoCloseable {
             idleBytes += size;
         }
         return missing;
+    }
+
+    /**
+     * Changes the most idle handles kept, releasing idle handles above a lower bound now (see
+     * {@link #trim}). Lets an owner whose demand changes, such as a rank whose groups come and go,
+     * keep one pool.
+     *
+     * @return how many idle handles were released
+     * @throws IllegalArgumentException for a negative bound; nothing changes
+     */
+    public int setBound(int bound) {
+        if (bound < 0) {
+            throw new IllegalArgumentException("bound must be 0 or more idle handles, got " + bound);
+        }
+        this.bound = bound;
+        return trim(bound);
+    }
+
+    /**
+     * Releases idle handles, the longest idle first, until at most {@code keep} are idle. Gives
+     * memory back without changing the bound, e.g. to undo a batch's creates after it failed.
+     * A release that fails leaves that handle idle and is thrown; the ones before it stay released.
+     *
+     * @return how many idle handles were released
+     */
+    public int trim(int keep) {
+        if (keep < 0) {
+            throw new IllegalArgumentException("keep must be 0 or more idle handles, got " + keep);
+        }
+        int released = 0;
+        for (Map.Entry<Long, ArrayDeque<Long>> e : idleBySize.entrySet()) {
+            ArrayDeque<Long> same = e.getValue();
+            while (idle > keep && !same.isEmpty()) {
+                // the deque's tail was given longest ago; takes come from its head
+                device.release(same.peekLast());
+                same.removeLast();
+                idle--;
+                idleBytes -= e.getKey();
+                releases++;
+                released++;
+            }
+        }
+        return released;
     }
 
     /**

@@ -149,6 +149,42 @@ class HandlePoolTest {
     }
 
     @Test
+    void aLowerBoundReleasesTheSurplusAndAHigherOneKeepsMore() {
+        HandlePool pool = new HandlePool(device, 4);
+        pool.prefill(MIB2, 4);
+
+        assertThat(pool.setBound(1)).isEqualTo(3);
+        assertThat(pool.idle()).isEqualTo(1);
+        assertThat(device.live()).isEqualTo(1);
+
+        assertThat(pool.setBound(3)).isZero();
+        long[] lent = {pool.take(MIB2), pool.take(MIB2), pool.take(MIB2)};
+        for (long h : lent) {
+            pool.give(h);
+        }
+        assertThat(pool.idle()).isEqualTo(3);
+        assertThatThrownBy(() -> pool.setBound(-1)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(pool.bound()).isEqualTo(3);
+    }
+
+    @Test
+    void trimReleasesTheLongestIdleAndKeepsTheBound() {
+        HandlePool pool = new HandlePool(device, 4);
+        long first = pool.take(MIB2);
+        long second = pool.take(MIB2);
+        pool.give(first);
+        pool.give(second);
+
+        assertThat(pool.trim(1)).isEqualTo(1);
+
+        assertThat(pool.idle()).isEqualTo(1);
+        assertThat(pool.take(MIB2)).as("the most recently given stays").isEqualTo(second);
+        assertThat(pool.bound()).isEqualTo(4);
+        assertThat(pool.trim(5)).isZero();
+        assertThatThrownBy(() -> pool.trim(-1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void badArgumentsAreRefused() {
         assertThatThrownBy(() -> new HandlePool(device, -1)).isInstanceOf(IllegalArgumentException.class);
         HandlePool pool = new HandlePool(device, 4);

@@ -1,0 +1,96 @@
+package io.kvpager.impl;
+
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * What one group adds to its rank's {@link RankHandlePool}, from the {@code handlePool} object of
+ * {@code create-tensors}: {@code {"prefillPages": n, "boundPages": m}}, both counted in page ids.
+ * The group's handles are {@code geometry.handleBytes()} each, {@code geometry.handlesPerPageId()}
+ * to a page id.
+ *
+ * <p>{@code boundPages}: how many page ids' worth of unmapped handles the rank keeps idle for this
+ * group instead of releasing them. {@code prefillPages}: how many page ids' worth it creates idle
+ * when the tensors are created, at most {@code boundPages}.
+ *
+ * <p>Defaults, chosen so that idle memory stays small and visible:
+ * <ul>
+ * <li>{@code PER_LAYER}: bound 4 page ids (at most the group's pages). A page id there costs
+ *     {@code layers × kvBuffers} creates, about a third of its map time (DESIGN.md's cost table);
+ *     a page id unmapped is usually soon mapped again by the next refill, so a few page ids of
+ *     handles cover the churn. Four page ids hold as much memory as four pages of the reserve.</li>
+ * <li>{@code PAGE_MAJOR}: bound 0. A page id is one create, a small share of its 0.1 ms map, while
+ *     an idle compound handle holds a whole page id of memory; keeping it buys little.</li>
+ * <li>prefill 0 for both: memory is taken when pages are first mapped, not at start-up.</li>
+ * </ul>
+ *
+ * <p>Idle handles hold physical memory: the device counts them as used, and the coordinator's
+ * accounting must count them as used too, never as free memory another pool could take.
+ *
+ * @param prefillPages page ids' worth of handles created idle with the tensors
+ * @param boundPages page ids' worth of idle handles kept for this group
+ */
+record HandlePoolOptions(int prefillPages, int boundPages) {
+
+    /** The default bound of a {@code PER_LAYER} group, in page ids. */
+    static final int PER_LAYER_BOUND_PAGES = 4;
+
+    HandlePoolOptions {
+        if (boundPages < 0 || prefillPages < 0 || prefillPages > boundPages) {
+            throw new IllegalArgumentException("handlePool needs 0 <= prefillPages <= boundPages, got prefillPages "
+                    + prefillPages + " and boundPages " + boundPages);
+        }
+    }
+
+    /** The defaults for {@code geometry} (see the class comment). */
+    static HandlePoolOptions defaults(Geometry geometry) {
+        return new HandlePoolOptions(0, defaultBoundPages(geometry));
+    }
+
+    /**
+     * Reads the {@code handlePool} field of a {@code create-tensors} body; defaults where it or a
+     * field is missing.
+     *
+     * @throws IllegalArgumentException (a 400) for an unknown field, a value that is not an
+     *     integer, a bound above the group's pages, a prefill above the bound, or more idle
+     *     handles than a rank can count
+     */
+    static HandlePoolOptions read(RequestBody body, Geometry geometry) {
+        RequestBody options = body.optionalObject("handlePool");
+        if (options == null) {
+            return defaults(geometry);
+        }
+        options.requireOnly("prefillPages", "boundPages");
+        int bound = options.optionalInt("boundPages", 0, geometry.pages(), defaultBoundPages(geometry));
+        int prefill = options.optionalInt("prefillPages", 0, geometry.pages(), 0);
+        if (prefill > bound) {
+            throw new IllegalArgumentException("handlePool.prefillPages " + prefill + " is above handlePool.boundPages "
+                    + bound + "; prefilled handles are idle ones, so the bound must hold them");
+        }
+        if ((long) bound * geometry.handlesPerPageId() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("handlePool.boundPages " + bound + " of " + geometry.handlesPerPageId()
+                    + " handles each is more idle handles than a rank counts; use at most "
+                    + Integer.MAX_VALUE / geometry.handlesPerPageId());
+        }
+        return new HandlePoolOptions(prefill, bound);
+    }
+
+    private static int defaultBoundPages(Geometry geometry) {
+        return geometry.layout() == Layout.PER_LAYER ? Math.min(PER_LAYER_BOUND_PAGES, geometry.pages()) : 0;
+    }
+
+    /** The idle handles this group's bound allows. */
+    int boundHandles(Geometry geometry) {
+        return boundPages * geometry.handlesPerPageId();
+    }
+
+    /** The handles this group's prefill creates. */
+    int prefillHandles(Geometry geometry) {
+        return prefillPages * geometry.handlesPerPageId();
+    }
+
+    JsonObject toJson() {
+        return new JsonObject().put("prefillPages", prefillPages).put("boundPages", boundPages);
+    }
+}
