@@ -1,0 +1,318 @@
+package io.kvpager.impl;
+
+import io.kvpager.Allocation;
+import io.kvpager.CacheStats;
+import io.kvpager.FailureCode;
+import io.kvpager.KvCacheOptions;
+import io.kvpager.KvPagerException;
+import io.kvpager.LimitResult;
+import io.kvpager.PoolStats;
+import io.kvpager.RankStats;
+import io.kvpager.core.LedgerStats;
+import io.kvpager.core.PageLedger;
+import io.kvpager.core.PageMapFailure;
+import io.kvpager.core.PageState;
+import io.kvpager.core.ReserveMarks;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The insides of one cache: its {@link PageLedger}, the fan-out that maps its pages on every rank,
+ * the start that creates the tensors, and the background refill. Everything here runs on the
+ * coordinator verticle's context, one call at a time, because the ledger is single-threaded; the
+ * mapper's stages complete on that context too, since the event-bus replies arrive there.
+ *
+ * <p>A failed start is kept in {@link #ready()}: every later {@code alloc} fails with its cause.
+ */
+public final class Coordinator {
+
+    private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
+
+    private final KvCacheOptions options;
+    private final PoolRanks pool;
+    private final RankFanOut fanOut;
+    private final RankRejoin rejoin;
+    private final PageLedger ledger;
+    private final TensorStart tensorStart;
+    private final AtomicLong fenceIds = new AtomicLong();
+    private final Map<Long, Long> ledgerFences = new HashMap<>();
+    private final ReserveRefill refill;
+    private Future<Void> ready;
+    private Future<Void> closing;
+
+    /**
+     * @param context the coordinator verticle's context, where every method must be called
+     * @param options validated options
+     */
+    public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
+        this.options = options;
+        this.pool = PoolRanks.of(options);
+        this.fanOut = new RankFanOut(vertx.eventBus(), pool, options.getSendTimeoutMs());
+        JsonObject tensors = tensorsBody(options);
+        this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
+                this::mappedPages);
+        this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin),
+                new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
+        if (options.getMemoryLimitBytes() != null) {
+            // the configured limit is revision 0; run-time changes use revisions from 1
+            ledger.setLimit(options.getMemoryLimitBytes(), 0);
+        }
+        this.tensorStart = new TensorStart(vertx, fanOut, pool.ranks(), tensors, options.getTensorsDeadlineMs(),
+                options.getTensorsPollMs(), true);
+        this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(),
+                "cache " + pool.instance() + " group " + pool.group(), Coordinator::asKvPagerException);
+    }
+
+    /** The {@code create-tensors} body of this pool, without the group (the fan-out adds it). */
+    static JsonObject tensorsBody(KvCacheOptions options) {
+        return new JsonObject().put("layers", options.getLayers()).put("kvBuffers", options.getKvBuffers())
+                .put("blockBytes", options.getBlockBytes()).put("pageBytes", options.getPageBytes())
+                .put("pages", options.getPages()).put("layout", options.getLayout().name())
+                .put("zeroPage", options.isZeroPage());
+    }
+
+    public KvCacheOptions options() {
+        return options;
+    }
+
+    public PoolRanks pool() {
+        return pool;
+    }
+
+    /** Creates the tensors on every rank and starts the refill once they exist. */
+    public Future<Void> start() {
+        if (ready != null) {
+            return ready;
+        }
+        ready = tensorStart.run();
+        ready.onSuccess(v -> {
+            if (closing == null) {
+                refill.start();
+            }
+        }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
+        return ready;
+    }
+
+    /** The start: pending, done, or failed with the cause every {@code alloc} fails with. */
+    public Future<Void> ready() {
+        return ready;
+    }
+
+    public Future<Allocation> alloc(int blocks) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        if (!ready.isComplete()) {
+            return ready.compose(v -> alloc(blocks));
+        }
+        if (ready.failed()) {
+            return Future.failedFuture(ready.cause());
+        }
+        CompletionStage<Allocation> stage;
+        try {
+            stage = ledger.alloc(blocks);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        refill.allocated();
+        return Future.fromCompletionStage(stage);
+    }
+
+    public Future<Void> free(int[] blocks) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        try {
+            ledger.free(blocks);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        return Future.succeededFuture();
+    }
+
+    /** Reserves the next fence id; any thread may call it. {@link #openFence} opens it on the context. */
+    public long nextFenceId() {
+        return fenceIds.incrementAndGet();
+    }
+
+    /** Opens the ledger fence behind cache fence {@code id}. */
+    public void openFence(long id) {
+        ledgerFences.put(id, ledger.fence());
+    }
+
+    /**
+     * Retires fence {@code id} and completes once the pages it held back have been unmapped (after
+     * any background unmap in flight, so none of them is still on its way out).
+     */
+    public Future<Void> retired(long id) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        Long ledgerFence = ledgerFences.get(id);
+        if (ledgerFence == null) {
+            return Future.failedFuture(new IllegalArgumentException(id <= 0 || id > fenceIds.get()
+                    ? "fence " + id + " was never opened; the last one opened is " + fenceIds.get()
+                    : "fence " + id + " is already retired"));
+        }
+        try {
+            ledger.retire(ledgerFence);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        ledgerFences.remove(id);
+        return refill.after(() -> unwrap(ledger.releaseReclaimed()))
+                .recover(e -> Future.failedFuture(asKvPagerException(e).withNote("fence " + id
+                        + " is retired, but unmapping the pages it held back failed; they stay mapped and idle")))
+                .mapEmpty();
+    }
+
+    public Future<Integer> availableBlocks() {
+        return Future.succeededFuture(ledger.availableBlocks());
+    }
+
+    public Future<LimitResult> setMemoryLimit(long bytes, long revision) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        try {
+            LimitResult result = ledger.setLimit(bytes, revision);
+            refill.wake();
+            return Future.succeededFuture(result);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    /**
+     * Unmaps the idle reserve and the reclaimed pages no open fence holds, after any background
+     * work in flight. The refill then rests until the next allocation, or it would map the
+     * reserve straight back.
+     */
+    public Future<Void> trim() {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        refill.hold();
+        return refill.after(() -> unwrap(ledger.trim())).mapEmpty();
+    }
+
+    public Future<CacheStats> stats() {
+        PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId());
+        return fanOut.toAll(RankFanOut.STATS, new JsonObject()).map(replies -> {
+            List<RankStats> ranks = new ArrayList<>(replies.size());
+            for (RankReply reply : replies) {
+                ranks.add(reply.succeeded() ? rankStats(reply, pool.group()) : RankStats.down(reply.failure()));
+            }
+            String state = closing != null ? "closed" : !ready.isComplete() ? "starting" : ready.failed() ? "failed" : "ready";
+            return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state,
+                    ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks);
+        });
+    }
+
+    /** The ledger, for tests that check its invariants; call only on the context. */
+    public PageLedger ledger() {
+        return ledger;
+    }
+
+    /** The ranks lost now (no worker, or no tensors), for stats and tests. */
+    public List<RankTarget> lostRanks() {
+        return rejoin.lost();
+    }
+
+    /**
+     * Stops the refill and the start, lets background work in flight finish, and destroys the
+     * tensors on every rank (which unmaps every page). A rank without a worker, without tensors, or
+     * stopping (which gives back everything itself) has nothing to destroy; any other failure fails
+     * the close, after everything else is done.
+     */
+    public Future<Void> close() {
+        if (closing != null) {
+            return closing;
+        }
+        Promise<Void> promise = Promise.promise();
+        closing = promise.future();
+        refill.stop();
+        if (ready != null) {
+            tensorStart.cancel();
+        }
+        refill.after(() -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject())).map(replies -> {
+            List<io.kvpager.RankFailure> failures = new ArrayList<>();
+            for (RankReply reply : replies) {
+                if (!reply.succeeded() && reply.code() != FailureCode.NO_RANK && reply.code() != FailureCode.NO_TENSORS
+                        && reply.code() != FailureCode.STOPPING) {
+                    failures.add(reply.failure());
+                }
+            }
+            if (!failures.isEmpty()) {
+                throw KvPagerException.ofRanks("destroy-tensors of group " + pool.group(), replies.size(), failures);
+            }
+            return (Void) null;
+        }).onComplete(promise);
+        return closing;
+    }
+
+    /** The pages mapped on every rank and not in flight: what a rejoining rank must map. */
+    private int[] mappedPages() {
+        int[] pages = new int[options.getPages()];
+        int n = 0;
+        for (int page = 0; page < pages.length; page++) {
+            PageState state = ledger.pageState(page);
+            if (state == PageState.IN_USE || state == PageState.RESERVE || state == PageState.RECLAIMED) {
+                pages[n++] = page;
+            }
+        }
+        return Arrays.copyOf(pages, n);
+    }
+
+    private KvPagerException closed() {
+        return new KvPagerException(FailureCode.STOPPING, "cache " + pool.instance() + " group " + pool.group() + " is closed");
+    }
+
+    /** A ledger stage as a future; a mapper failure reaches the caller as its {@link KvPagerException}. */
+    private static <T> Future<T> unwrap(CompletionStage<T> stage) {
+        return Future.fromCompletionStage(stage).recover(e -> Future.failedFuture(asKvPagerException(e)));
+    }
+
+    private static KvPagerException asKvPagerException(Throwable e) {
+        if (e instanceof KvPagerException k) {
+            return k;
+        }
+        if (e instanceof PageMapFailure f && f.getCause() instanceof KvPagerException k) {
+            return k;
+        }
+        return new KvPagerException(FailureCode.DRIVER_ERROR, String.valueOf(e.getMessage()), List.of(), e);
+    }
+
+    static PoolStats poolStats(LedgerStats s, long bytesPerPage) {
+        return new PoolStats(s.mappedPages(), s.inUsePages(), s.reservePages(), s.reclaimedPages(), s.quarantinedPages(),
+                s.freePages(), s.usedBlocks(), s.limitPages(), s.lowMark(), s.highMark(), s.allocs(), s.misses(),
+                s.maps(), s.unmaps(), bytesPerPage);
+    }
+
+    private static RankStats rankStats(RankReply reply, int group) {
+        JsonObject body = reply.body();
+        JsonObject groups = body.getJsonObject("groups", new JsonObject());
+        JsonObject mine = groups.getJsonObject(String.valueOf(group), new JsonObject());
+        return new RankStats(reply.rank().name(), true, null, body.getString("device", ""),
+                number(mine, "mappedPages"), number(mine, "handles"), number(body, "handlesAlive"),
+                number(body, "deviceUsedBytes"), number(body, "deviceFreeBytes"), number(body, "deviceTotalBytes"));
+    }
+
+    private static long number(JsonObject json, String key) {
+        return json.getValue(key) instanceof Number n ? n.longValue() : 0;
+    }
+
+}

@@ -1,0 +1,138 @@
+package io.kvpager.impl;
+
+import io.kvpager.FailureCode;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Sends one request to each of a pool's ranks and waits, with {@link Future#join}, until every
+ * one has answered, failed, or run past the send timeout, so the caller decides on the whole
+ * picture and never on the first failure alone.
+ *
+ * <p>The pool's {@code group} and the target rank's {@code pp} and {@code tp} are written into every
+ * body here, last, from the pool this fan-out serves; nothing a caller passes can replace them, and
+ * a worker refuses a request whose {@code pp} or {@code tp} is not its own. Each
+ * map and unmap request carries a fresh {@code requestId}; the prefix is random per fan-out so a
+ * restarted coordinator never collides with a worker's memory of earlier requests.
+ *
+ * <p>Requests must be sent from the coordinator's context: their replies complete there.
+ */
+public final class RankFanOut {
+
+    /** The header that carries a worker action. */
+    public static final String ACTION = "action";
+    public static final String CREATE_TENSORS = "create-tensors";
+    public static final String TENSORS_CREATED = "tensors-created";
+    public static final String MAP = "map";
+    public static final String UNMAP = "unmap";
+    public static final String DESTROY_TENSORS = "destroy-tensors";
+    public static final String STATS = "stats";
+
+    private final EventBus bus;
+    private final PoolRanks pool;
+    private final long sendTimeoutMs;
+    private final String requestPrefix = UUID.randomUUID().toString();
+    private long requests;
+
+    public RankFanOut(EventBus bus, PoolRanks pool, long sendTimeoutMs) {
+        this.bus = bus;
+        this.pool = pool;
+        this.sendTimeoutMs = sendTimeoutMs;
+    }
+
+    public PoolRanks pool() {
+        return pool;
+    }
+
+    public long sendTimeoutMs() {
+        return sendTimeoutMs;
+    }
+
+    /** {@link #send(List, String, JsonObject, long)} to every rank of the pool with the send timeout. */
+    public Future<List<RankReply>> toAll(String action, JsonObject fields) {
+        return send(pool.ranks(), action, fields, sendTimeoutMs);
+    }
+
+    /**
+     * Sends {@code action} with {@code fields} to each of {@code ranks}; the rank's pp and tp and the
+     * pool's group are added to every body (no group for {@code stats}), and a requestId to map and unmap. The future never fails:
+     * it holds one {@link RankReply} per rank, in the order given.
+     */
+    public Future<List<RankReply>> send(List<RankTarget> ranks, String action, JsonObject fields, long timeoutMs) {
+        DeliveryOptions delivery = new DeliveryOptions().addHeader(ACTION, action).setSendTimeout(timeoutMs);
+        List<Future<Message<Object>>> sent = new ArrayList<>(ranks.size());
+        for (RankTarget rank : ranks) {
+            JsonObject body = fields.copy().put("pp", rank.pp()).put("tp", rank.tp());
+            if (STATS.equals(action)) {
+                body.remove("group");
+            } else {
+                body.put("group", pool.group());
+            }
+            if (MAP.equals(action) || UNMAP.equals(action)) {
+                body.put("requestId", requestPrefix + "-" + (++requests));
+            }
+            sent.add(bus.request(rank.address(pool.instance()), body, delivery));
+        }
+        return Future.join(sent).transform(joined -> {
+            List<RankReply> replies = new ArrayList<>(ranks.size());
+            for (int i = 0; i < ranks.size(); i++) {
+                replies.add(replyOf(ranks.get(i), action, timeoutMs, sent.get(i)));
+            }
+            return Future.succeededFuture(replies);
+        });
+    }
+
+    private RankReply replyOf(RankTarget rank, String action, long timeoutMs, Future<Message<Object>> answer) {
+        if (answer.succeeded()) {
+            Object body = answer.result().body();
+            if (body == null || body instanceof JsonObject) {
+                return RankReply.ok(rank, (JsonObject) body);
+            }
+            return RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " answered " + action
+                    + " with a " + body.getClass().getSimpleName() + " instead of a JSON object");
+        }
+        Throwable cause = answer.cause();
+        String address = rank.address(pool.instance());
+        if (cause instanceof ReplyException reply) {
+            return switch (reply.failureType()) {
+                case RECIPIENT_FAILURE -> RankReply.failed(rank, FailureCode.of(reply.failureCode()), reply.getMessage());
+                case TIMEOUT -> RankReply.failed(rank, FailureCode.TIMEOUT, rank.name() + " did not answer " + action
+                        + " within " + timeoutMs + " ms (" + address + ")");
+                case NO_HANDLERS -> RankReply.failed(rank, FailureCode.NO_RANK, "no worker for " + rank.name() + " at "
+                        + address + " (not deployed, or stopped)");
+                case ERROR -> RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " " + action
+                        + " could not be delivered: " + reply.getMessage());
+            };
+        }
+        return RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " " + action + " failed: " + cause);
+    }
+
+    /** The failures among {@code replies}, in rank order. */
+    public static List<io.kvpager.RankFailure> failures(List<RankReply> replies) {
+        List<io.kvpager.RankFailure> failures = new ArrayList<>();
+        for (RankReply r : replies) {
+            if (!r.succeeded()) {
+                failures.add(r.failure());
+            }
+        }
+        return failures;
+    }
+
+    /** The page ids as the wire carries them. */
+    public static JsonArray pageArray(int[] pages) {
+        JsonArray array = new JsonArray(new ArrayList<>(pages.length));
+        for (int p : pages) {
+            array.add(p);
+        }
+        return array;
+    }
+}

@@ -1,0 +1,149 @@
+package io.kvpager.impl;
+
+import io.kvpager.core.PageLedger;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The background work of a pool, off the callers' path: keep the reserve between its marks
+ * ({@link PageLedger#refill()}) and unmap the reclaimed pages whose fences have retired
+ * ({@link PageLedger#releaseReclaimed()}).
+ *
+ * <p>A round runs on a timer, and when an allocation left the reserve below its low mark; never
+ * two at once. A round asked for while one runs runs right after it, so under load refills follow
+ * each other one map round trip apart, as the adaptive marks expect. After a failed refill the
+ * refill pauses, twice as long each time, up to a second; a trim holds it until the next
+ * allocation, or it would map the reserve straight back. Runs on the coordinator's context.
+ */
+final class ReserveRefill {
+
+    private static final Logger log = LoggerFactory.getLogger(ReserveRefill.class);
+    private static final long MAX_BACKOFF_MS = 1_000;
+
+    private final Vertx vertx;
+    private final Context context;
+    private final PageLedger ledger;
+    private final long intervalMs;
+    private final String pool;
+    private final Function<Throwable, RuntimeException> failures;
+    private Future<Void> round = Future.succeededFuture();
+    private boolean running;
+    private boolean again;
+    private boolean held;
+    private boolean stopped = true;
+    private long timer = -1;
+    private long pausedUntilNanos;
+    private long backoffMs;
+    private String failure;
+
+    /**
+     * @param pool the pool's name for log lines
+     * @param failures turns a ledger failure into what callers see
+     */
+    ReserveRefill(Vertx vertx, Context context, PageLedger ledger, long intervalMs, String pool,
+                  Function<Throwable, RuntimeException> failures) {
+        this.vertx = vertx;
+        this.context = context;
+        this.ledger = ledger;
+        this.intervalMs = intervalMs;
+        this.pool = pool;
+        this.failures = failures;
+    }
+
+    /** Starts the timer and a first round. */
+    void start() {
+        stopped = false;
+        timer = vertx.setPeriodic(intervalMs, id -> run());
+        run();
+    }
+
+    /** No more rounds; {@link #after} still waits for the one in flight. */
+    void stop() {
+        stopped = true;
+        if (timer >= 0) {
+            vertx.cancelTimer(timer);
+            timer = -1;
+        }
+    }
+
+    /** An allocation happened: the refill is no longer held, and runs soon if the reserve is low. */
+    void allocated() {
+        held = false;
+        if (!running && !stopped && ledger.refillDemand() > 0) {
+            // after the allocating caller's callbacks, not before them
+            context.runOnContext(v -> run());
+        }
+    }
+
+    /** Asks for a round now, e.g. after a lower limit left idle pages to give back. */
+    void wake() {
+        run();
+    }
+
+    /** Holds the refill until the next allocation. */
+    void hold() {
+        held = true;
+    }
+
+    /** Runs {@code work} once the round in flight, if any, has finished. */
+    <T> Future<T> after(Supplier<Future<T>> work) {
+        return round.transform(ignored -> work.get());
+    }
+
+    /** The last refill or release failure since the last clean round, or {@code null}. */
+    String failure() {
+        return failure;
+    }
+
+    private void run() {
+        if (stopped) {
+            return;
+        }
+        if (running) {
+            again = true;
+            return;
+        }
+        running = true;
+        again = false;
+        boolean paused = held || System.nanoTime() < pausedUntilNanos;
+        Future<Integer> refilled = paused ? Future.succeededFuture(0) : stage(ledger::refill).recover(e -> {
+            backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(intervalMs, backoffMs * 2));
+            pausedUntilNanos = System.nanoTime() + backoffMs * 1_000_000;
+            failure = "refill: " + e.getMessage();
+            log.warn("{}: {}; next refill in {} ms", pool, failure, backoffMs);
+            return Future.succeededFuture(-1);
+        });
+        round = refilled.compose(mapped -> stage(ledger::releaseReclaimed).recover(e -> {
+            failure = "release: " + e.getMessage();
+            log.warn("{}: {}", pool, failure);
+            return Future.succeededFuture(-1);
+        }).map(released -> {
+            if (mapped >= 0 && !paused) {
+                backoffMs = 0;
+                if (released >= 0) {
+                    failure = null;
+                }
+            }
+            return (Void) null;
+        })).onComplete(ar -> {
+            running = false;
+            if (again || (!held && ledger.refillDemand() > 0 && System.nanoTime() >= pausedUntilNanos)) {
+                run();
+            }
+        });
+    }
+
+    private Future<Integer> stage(Supplier<java.util.concurrent.CompletionStage<Integer>> call) {
+        try {
+            return Future.fromCompletionStage(call.get()).recover(e -> Future.failedFuture(failures.apply(e)));
+        } catch (RuntimeException e) {
+            return Future.failedFuture(failures.apply(e));
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package io.kvpager.rxjava3;
+
+import io.kvpager.Allocation;
+import io.kvpager.CacheStats;
+import io.kvpager.KvCacheOptions;
+import io.kvpager.LimitResult;
+import io.reactivex.rxjava3.core.Completable;
+import io.reactivex.rxjava3.core.Single;
+import io.vertx.lang.rx.RxDelegate;
+import io.vertx.lang.rx.RxGen;
+import io.vertx.lang.rx.TypeArg;
+import io.vertx.rxjava3.CompletableHelper;
+import io.vertx.rxjava3.SingleHelper;
+import io.vertx.rxjava3.impl.AsyncResultCompletable;
+import io.vertx.rxjava3.impl.AsyncResultSingle;
+
+/**
+ * The RxJava 3 face of {@link io.kvpager.KvCache}, in the shape vertx-rx-java3 generates:
+ * {@code rxAlloc(n)} is lazy (the call happens on subscribe, once per subscription), {@code alloc(n)}
+ * calls at once and caches its outcome.
+ *
+ * <p>Written by hand: vertx-codegen only wraps {@code @VertxGen} interfaces whose every type it
+ * knows, and {@code free(int[])} takes a Java array, which codegen does not accept.
+ */
+@RxGen(io.kvpager.KvCache.class)
+public class KvCache implements RxDelegate {
+
+    public static final TypeArg<KvCache> __TYPE_ARG = new TypeArg<>(
+            obj -> new KvCache((io.kvpager.KvCache) obj), KvCache::getDelegate);
+
+    private final io.kvpager.KvCache delegate;
+
+    public KvCache(io.kvpager.KvCache delegate) {
+        this.delegate = delegate;
+    }
+
+    public KvCache(Object delegate) {
+        this.delegate = (io.kvpager.KvCache) delegate;
+    }
+
+    @Override
+    public io.kvpager.KvCache getDelegate() {
+        return delegate;
+    }
+
+    public static KvCache newInstance(io.kvpager.KvCache arg) {
+        return arg != null ? new KvCache(arg) : null;
+    }
+
+    /** See {@link io.kvpager.KvCache#deploy}; deploys at once. */
+    public static Single<KvCache> deploy(io.vertx.rxjava3.core.Vertx vertx, KvCacheOptions options) {
+        Single<KvCache> ret = rxDeploy(vertx, options);
+        ret = ret.cache();
+        ret.subscribe(SingleHelper.nullObserver());
+        return ret;
+    }
+
+    /** See {@link io.kvpager.KvCache#deploy}; deploys on subscribe. */
+    public static Single<KvCache> rxDeploy(io.vertx.rxjava3.core.Vertx vertx, KvCacheOptions options) {
+        return AsyncResultSingle.toSingle(() -> io.kvpager.KvCache.deploy(vertx.getDelegate(), options), KvCache::newInstance);
+    }
+
+    public KvCacheOptions options() {
+        return delegate.options();
+    }
+
+    public Single<Allocation> alloc(int blocks) {
+        Single<Allocation> ret = rxAlloc(blocks);
+        ret = ret.cache();
+        ret.subscribe(SingleHelper.nullObserver());
+        return ret;
+    }
+
+    public Single<Allocation> rxAlloc(int blocks) {
+        return AsyncResultSingle.toSingle(() -> delegate.alloc(blocks), a -> a);
+    }
+
+    public Completable free(int[] blockIds) {
+        Completable ret = rxFree(blockIds);
+        ret = ret.cache();
+        ret.subscribe(CompletableHelper.nullObserver());
+        return ret;
+    }
+
+    public Completable rxFree(int[] blockIds) {
+        return AsyncResultCompletable.toCompletable(() -> delegate.free(blockIds));
+    }
+
+    public long fence() {
+        return delegate.fence();
+    }
+
+    public Completable retired(long fence) {
+        Completable ret = rxRetired(fence);
+        ret = ret.cache();
+        ret.subscribe(CompletableHelper.nullObserver());
+        return ret;
+    }
+
+    public Completable rxRetired(long fence) {
+        return AsyncResultCompletable.toCompletable(() -> delegate.retired(fence));
+    }
+
+    public Single<Integer> availableBlocks() {
+        Single<Integer> ret = rxAvailableBlocks();
+        ret = ret.cache();
+        ret.subscribe(SingleHelper.nullObserver());
+        return ret;
+    }
+
+    public Single<Integer> rxAvailableBlocks() {
+        return AsyncResultSingle.toSingle(delegate::availableBlocks, n -> n);
+    }
+
+    public Single<LimitResult> setMemoryLimit(long bytes, long revision) {
+        Single<LimitResult> ret = rxSetMemoryLimit(bytes, revision);
+        ret = ret.cache();
+        ret.subscribe(SingleHelper.nullObserver());
+        return ret;
+    }
+
+    public Single<LimitResult> rxSetMemoryLimit(long bytes, long revision) {
+        return AsyncResultSingle.toSingle(() -> delegate.setMemoryLimit(bytes, revision), r -> r);
+    }
+
+    public Single<CacheStats> stats() {
+        Single<CacheStats> ret = rxStats();
+        ret = ret.cache();
+        ret.subscribe(SingleHelper.nullObserver());
+        return ret;
+    }
+
+    public Single<CacheStats> rxStats() {
+        return AsyncResultSingle.toSingle(delegate::stats, s -> s);
+    }
+
+    public Completable trim() {
+        Completable ret = rxTrim();
+        ret = ret.cache();
+        ret.subscribe(CompletableHelper.nullObserver());
+        return ret;
+    }
+
+    public Completable rxTrim() {
+        return AsyncResultCompletable.toCompletable(delegate::trim);
+    }
+
+    public Completable close() {
+        Completable ret = rxClose();
+        ret = ret.cache();
+        ret.subscribe(CompletableHelper.nullObserver());
+        return ret;
+    }
+
+    public Completable rxClose() {
+        return AsyncResultCompletable.toCompletable(delegate::close);
+    }
+
+    @Override
+    public String toString() {
+        return delegate.toString();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) {
+            return true;
+        }
+        if (o == null || getClass() != o.getClass()) {
+            return false;
+        }
+        return delegate.equals(((KvCache) o).delegate);
+    }
+
+    @Override
+    public int hashCode() {
+        return delegate.hashCode();
+    }
+}

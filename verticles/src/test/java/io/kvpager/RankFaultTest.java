@@ -1,0 +1,185 @@
+package io.kvpager;
+
+import io.kvpager.sim.DriverCall;
+import io.kvpager.sim.Fault;
+import io.kvpager.sim.FaultPlan;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.time.Duration;
+import java.util.List;
+
+import static io.kvpager.SimPool.accounting;
+import static io.kvpager.SimPool.await;
+import static io.kvpager.SimPool.deployWorker;
+import static io.kvpager.SimPool.deployWorkers;
+import static io.kvpager.SimPool.device;
+import static io.kvpager.SimPool.options;
+import static io.kvpager.SimPool.pages;
+import static io.kvpager.SimPool.toRank;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * One of four ranks fails a map, each way a rank can fail: the allocation misses with that rank's
+ * code and error, the other ranks unmap what they mapped, every simulated GPU holds what it held
+ * before, and once the fault is gone the next allocation works.
+ */
+@ExtendWith(VertxExtension.class)
+class RankFaultTest {
+
+    /** Four workers deployed by the test, so that it can stop one; a cache without a reserve on them. */
+    private record Setup(List<String> workers, KvCache cache, List<String> before) {
+    }
+
+    private static Setup setup(Vertx vertx, String name, long sendTimeoutMs) {
+        List<String> workers = await(deployWorkers(vertx, name, 4));
+        KvCache cache = await(KvCache.deploy(vertx, options(name).setLocalWorkers(false).setSendTimeoutMs(sendTimeoutMs)));
+        return new Setup(workers, cache, accounting(name, 4));
+    }
+
+    private static void theNextAllocationWorks(Setup s) {
+        SimPool.invariantsHold(s.cache());
+        Allocation ok = await(s.cache().alloc(1));
+        assertThat(ok.isMiss()).as(ok.toString()).isFalse();
+        CacheStats stats = await(s.cache().stats());
+        assertThat(stats.healthy()).isTrue();
+        for (RankStats r : stats.ranks()) {
+            assertThat(r.mappedPages()).as(r.rank()).isEqualTo(stats.pool().mappedPages());
+        }
+        await(s.cache().free(ok.blocks()));
+        SimPool.invariantsHold(s.cache());
+        await(s.cache().close());
+    }
+
+    private static void nothingIsLeftMapped(Setup s, String name) {
+        assertThat(accounting(name, 4)).isEqualTo(s.before());
+        CacheStats stats = await(s.cache().stats());
+        assertThat(stats.pool().mappedPages()).isZero();
+        assertThat(stats.pool().usedBlocks()).isZero();
+    }
+
+    @Test
+    void aDriverErrorOnOneRankIsAMapFailedMissNamingIt(Vertx vertx) {
+        String name = "fault-500";
+        Setup s = setup(vertx, name, 5_000);
+        FaultPlan faults = device(name, 2, "pp0/tp2").faults();
+        faults.add(Fault.error(DriverCall.MAP, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+
+        Allocation miss = await(s.cache().alloc(1));
+        assertThat(miss.missReason()).isEqualTo(MissReason.MAP_FAILED);
+        assertThat(miss.detail()).contains("map of page 0 in group 0 failed on 1 of 4 ranks", "pp0/tp2 DRIVER_ERROR (500)",
+                "cuMemMap", "CUDA_ERROR_ILLEGAL_ADDRESS", "unmap again on pp0/tp0, pp0/tp1, pp0/tp3");
+        nothingIsLeftMapped(s, name);
+
+        faults.clear();
+        theNextAllocationWorks(s);
+    }
+
+    @Test
+    void outOfMemoryOnOneRankIsAnOutOfMemoryMiss(Vertx vertx) {
+        String name = "fault-507";
+        Setup s = setup(vertx, name, 5_000);
+        FaultPlan faults = device(name, 1, "pp0/tp1").faults();
+        faults.add(Fault.error(DriverCall.CREATE, "CUDA_ERROR_OUT_OF_MEMORY"));
+
+        Allocation miss = await(s.cache().alloc(1));
+        assertThat(miss.missReason()).isEqualTo(MissReason.OUT_OF_MEMORY);
+        assertThat(miss.detail()).contains("pp0/tp1 OUT_OF_MEMORY (507)", "cuMemCreate", "CUDA_ERROR_OUT_OF_MEMORY");
+        nothingIsLeftMapped(s, name);
+        assertThat(await(s.cache().stats()).pool().misses()).containsEntry(MissReason.OUT_OF_MEMORY, 1L);
+
+        faults.clear();
+        theNextAllocationWorks(s);
+    }
+
+    @Test
+    void aPageAlreadyMappedOnOneRankIsAConflict(Vertx vertx) {
+        String name = "fault-409";
+        Setup premapped = setup(vertx, name, 5_000);
+        await(toRank(vertx, name, 0, 3, "map", pages(0, "test-premap", 0)));
+        Setup s = new Setup(premapped.workers(), premapped.cache(), accounting(name, 4));
+
+        Allocation miss = await(s.cache().alloc(1));
+        assertThat(miss.missReason()).isEqualTo(MissReason.MAP_FAILED);
+        assertThat(miss.detail()).contains("pp0/tp3 CONFLICT (409)", "page 0");
+        assertThat(accounting(name, 4)).isEqualTo(s.before());
+        assertThat(await(s.cache().stats()).pool().mappedPages()).isZero();
+
+        await(toRank(vertx, name, 0, 3, "unmap", pages(0, "test-unmap", 0)));
+        theNextAllocationWorks(s);
+    }
+
+    @Test
+    void aRankThatHangsPastTheSendTimeoutIsATimeoutNamingIt(Vertx vertx) {
+        String name = "fault-hang";
+        Setup s = setup(vertx, name, 300);
+        FaultPlan faults = device(name, 1, "pp0/tp1").faults();
+        faults.add(Fault.hang(DriverCall.MAP));
+        try {
+            Allocation miss = await(s.cache().alloc(1));
+            assertThat(miss.missReason()).isEqualTo(MissReason.MAP_FAILED);
+            assertThat(miss.detail()).contains("pp0/tp1 TIMEOUT", "pp0/tp1 did not answer map within 300 ms",
+                    "compensation: unmap again on pp0/tp0, pp0/tp2, pp0/tp3; failed on pp0/tp1 TIMEOUT",
+                    "pp0/tp1 did not answer unmap within 300 ms");
+            // the hung rank could not answer the compensation either: its state is unknown, so the page is quarantined
+            assertThat(miss.detail()).endsWith("page 0 quarantined");
+            assertThat(await(s.cache().stats()).pool().quarantinedPages()).isEqualTo(1);
+        } finally {
+            faults.clear();
+            faults.releaseHangs();
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(accounting(name, 4)).isEqualTo(s.before()));
+        theNextAllocationWorks(s);
+    }
+
+    @Test
+    void aRankThatCannotUndoItsPartQuarantinesTheBatch(Vertx vertx) {
+        String name = "fault-partial";
+        Setup s = setup(vertx, name, 5_000);
+        FaultPlan faults = device(name, 2, "pp0/tp2").faults();
+        faults.add(Fault.error(DriverCall.MAP, "CUDA_ERROR_UNKNOWN").onPage(1));
+        faults.add(Fault.error(DriverCall.UNMAP, "CUDA_ERROR_UNKNOWN").onPage(0));
+
+        Allocation miss = await(s.cache().alloc(2 * SimPool.BLOCKS_PER_PAGE));
+        assertThat(miss.missReason()).isEqualTo(MissReason.MAP_FAILED);
+        assertThat(miss.detail()).contains("pp0/tp2 DRIVER_ERROR (500)", "rollback incomplete",
+                "unmap again on pp0/tp0, pp0/tp1, pp0/tp3", "pp0/tp2 could not undo its part: pages [0, 1] quarantined");
+        assertThat(await(s.cache().stats()).pool().quarantinedPages()).isEqualTo(2);
+        List<String> after = accounting(name, 4);
+        assertThat(List.of(after.get(0), after.get(1), after.get(3)))
+                .isEqualTo(List.of(s.before().get(0), s.before().get(1), s.before().get(3)));
+        assertThat(after.get(2)).as("page 0 stays mapped on pp0/tp2").isNotEqualTo(s.before().get(2));
+
+        faults.clear();
+        Allocation ok = await(s.cache().alloc(1));
+        assertThat(ok.block(0) / SimPool.BLOCKS_PER_PAGE).as("the quarantined pages are never handed out").isEqualTo(2);
+        CacheStats stats = await(s.cache().stats());
+        assertThat(stats.rank("pp0/tp2").mappedPages()).as("page 2, and page 0 that it could not undo").isEqualTo(2);
+        assertThat(stats.rank("pp0/tp1").mappedPages()).isEqualTo(1);
+        await(s.cache().free(ok.blocks()));
+        SimPool.invariantsHold(s.cache());
+        await(s.cache().close());
+    }
+
+    @Test
+    void aRankWithoutAWorkerFailsAtOnceAndRejoinsWhenItIsBack(Vertx vertx) {
+        String name = "fault-gone";
+        Setup s = setup(vertx, name, 5_000);
+        await(vertx.undeploy(s.workers().get(3)));
+
+        Allocation miss = await(s.cache().alloc(1));
+        assertThat(miss.missReason()).isEqualTo(MissReason.RANK_DOWN);
+        assertThat(miss.detail()).contains("pp0/tp3 NO_RANK", "no worker for pp0/tp3 at kvpager.fault-gone.pp0.tp3",
+                "unmap again on pp0/tp0, pp0/tp1, pp0/tp2");
+        assertThat(accounting(name, 4).subList(0, 3)).isEqualTo(s.before().subList(0, 3));
+        CacheStats stats = await(s.cache().stats());
+        assertThat(stats.healthy()).isFalse();
+        assertThat(stats.rank("pp0/tp3").failure().code()).isEqualTo(FailureCode.NO_RANK);
+
+        await(deployWorker(vertx, name, 0, 3, 4));
+        theNextAllocationWorks(s);
+    }
+}
