@@ -25,8 +25,8 @@ import picocli.CommandLine.Spec;
  * serving trace; progress while it runs, then a summary table and a chart of memory per model.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Serve a seeded, bursty trace for several models sharing one GPU, each through its own elastic KV cache",
-            "(coordinator and tp local workers), then print a summary and write a chart of GPU memory per model over time."})
+        description = "Serve a seeded, bursty trace for several models sharing one GPU, each through its own elastic KV cache "
+                + "(coordinator and tp local workers), then print a summary and write a chart of GPU memory per model over time.")
 final class DemoCommand implements Callable<Integer> {
 
     @Spec
