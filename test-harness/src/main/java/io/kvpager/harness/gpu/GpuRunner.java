@@ -54,7 +54,9 @@ public final class GpuRunner {
         java.util.Map<Integer, Double> busFloor = new java.util.TreeMap<>();
         try {
             System.out.println("== map path: raw driver floor / kvpager, median per batch");
-            map = new MapPathBenchmark(vertx).run(quick ? new int[] {1} : new int[] {1, 4},
+            MapPathBenchmark benchmark = new MapPathBenchmark(vertx);
+            benchmark.warmUp(quick ? new int[] {1} : new int[] {1, 4}, 3000);
+            map = benchmark.run(quick ? new int[] {1} : new int[] {1, 4},
                     quick ? new int[] {1, 16} : new int[] {1, 16, 256});
             System.out.println("== event-bus floor: joined fan-out to echo ranks on one-thread pools");
             for (int tp : quick ? new int[] {1} : new int[] {1, 4}) {

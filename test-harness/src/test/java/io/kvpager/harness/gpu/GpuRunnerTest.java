@@ -17,6 +17,16 @@ class GpuRunnerTest {
     }
 
     @Test
+    void warmsTheCachePathUpOnTheSimulatedDevice() {
+        Vertx vertx = Vertx.vertx();
+        try {
+            new MapPathBenchmark(vertx).warmUp(new int[] {1, 2}, 20);
+        } finally {
+            Await.of(vertx.close());
+        }
+    }
+
+    @Test
     void measuresAJoinedFanOutToEchoRanks() {
         Vertx vertx = Vertx.vertx();
         try {
