@@ -1,6 +1,8 @@
 package io.kvpager.impl;
 
+import io.kvpager.MissReason;
 import io.kvpager.core.PageLedger;
+import io.kvpager.core.PageMapFailure;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -116,7 +118,14 @@ final class ReserveRefill {
         boolean paused = held || backingOff;
         Future<Integer> refilled = paused ? Future.succeededFuture(0) : stage(ledger::refill).recover(e -> {
             failure = "refill: " + e.getMessage();
-            log.warn("{}: {}; next refill in {} ms", pool, failure, backOff());
+            long pause = backOff();
+            // A refill that finds the device full, or the pool's share of the GPU taken, is the normal
+            // edge of sharing a GPU, not a fault.
+            if (e instanceof PageMapFailure f && (f.reason() == MissReason.OUT_OF_MEMORY || f.reason() == MissReason.LIMIT)) {
+                log.info("{}: {}; next refill in {} ms", pool, failure, pause);
+            } else {
+                log.warn("{}: {}; next refill in {} ms", pool, failure, pause);
+            }
             return Future.succeededFuture(-1);
         });
         round = refilled.compose(mapped -> (backingOff ? Future.succeededFuture(0) : stage(ledger::releaseReclaimed)).recover(e -> {
