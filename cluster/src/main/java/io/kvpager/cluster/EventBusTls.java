@@ -2,7 +2,9 @@ package io.kvpager.cluster;
 
 import io.vertx.core.eventbus.EventBusOptions;
 import io.vertx.core.http.ClientAuth;
-import io.vertx.core.net.KeyStoreOptions;
+import io.vertx.core.net.JksOptions;
+import io.vertx.core.net.KeyStoreOptionsBase;
+import io.vertx.core.net.PfxOptions;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,10 +37,16 @@ final class EventBusTls {
     private EventBusTls() {
     }
 
-    /** Turns TLS on in {@code bus} with the options' stores, client certificates required. */
+    /**
+     * Turns TLS on in {@code bus} with the options' stores, client certificates required.
+     *
+     * @throws IllegalArgumentException when the key store cannot be read with its password or
+     *     holds no private key: checked here, since the event bus would fail without saying which
+     */
     static void apply(EventBusOptions bus, ClusterNodeOptions options) {
-        KeyStoreOptions key = store(options.getKeyStore(), options.getKeyStorePassword());
-        KeyStoreOptions trust = options.getTrustStore() == null ? key
+        requireKey(options.getKeyStore(), options.getKeyStorePassword());
+        KeyStoreOptionsBase key = store(options.getKeyStore(), options.getKeyStorePassword());
+        KeyStoreOptionsBase trust = options.getTrustStore() == null ? key
                 : store(options.getTrustStore(), options.getTrustStorePassword());
         bus.setSsl(true).setKeyCertOptions(key).setTrustOptions(trust).setClientAuth(ClientAuth.REQUIRED);
     }
@@ -56,6 +64,21 @@ final class EventBusTls {
         String path = options.getTrustStore() != null ? options.getTrustStore() : options.getKeyStore();
         String password = options.getTrustStore() != null ? options.getTrustStorePassword() : options.getKeyStorePassword();
         return options.getClusterName() + "-" + fingerprint(path, password);
+    }
+
+    private static void requireKey(String path, String password) {
+        try (InputStream in = Files.newInputStream(Path.of(path))) {
+            KeyStore store = KeyStore.getInstance(type(path));
+            store.load(in, password.toCharArray());
+            for (String alias : Collections.list(store.aliases())) {
+                if (store.isKeyEntry(alias)) {
+                    return;
+                }
+            }
+            throw new IllegalArgumentException("the key store " + path + " holds no private key for this node");
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalArgumentException("cannot read the key store " + path + " with its password: " + e.getMessage(), e);
+        }
     }
 
     /** The first 16 hex digits of SHA-256 over the sorted SHA-256 digests of the store's trusted certificates. */
@@ -81,11 +104,16 @@ final class EventBusTls {
         }
     }
 
-    private static KeyStoreOptions store(String path, String password) {
+    /**
+     * The store as the event bus takes it: its options travel as JSON to the server and client it
+     * makes, which carry the PKCS12 and JKS kinds (not the generic key store options).
+     */
+    private static KeyStoreOptionsBase store(String path, String password) {
         if (!Files.isReadable(Path.of(path))) {
             throw new IllegalArgumentException("cannot read the key store " + Path.of(path).toAbsolutePath());
         }
-        return new KeyStoreOptions().setType(type(path)).setPath(path).setPassword(password);
+        return "JKS".equals(type(path)) ? new JksOptions().setPath(path).setPassword(password)
+                : new PfxOptions().setPath(path).setPassword(password);
     }
 
     private static String type(String path) {

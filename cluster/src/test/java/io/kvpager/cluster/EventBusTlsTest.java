@@ -1,0 +1,144 @@
+package io.kvpager.cluster;
+
+import io.kvpager.Allocation;
+import io.kvpager.KvCache;
+import io.kvpager.KvCacheOptions;
+import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static io.kvpager.cluster.process.TestClusters.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The event bus between nodes over TLS, with a certificate the test makes for itself with the
+ * JDK's keytool: a cache whose rank runs on another node works as without TLS; a node without
+ * the certificate joins a cluster of its own and finds no rank; a node that knows the cluster's
+ * name and trusts its certificate, but holds another key, joins yet cannot deliver a message to
+ * a rank.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class EventBusTlsTest {
+
+    /** Made up for this run; protects keys that live in a temporary directory for the test's length. */
+    private static final String PASSWORD = "test-only-" + UUID.randomUUID();
+
+    @TempDir
+    static Path dir;
+    private static String clusterKeys;
+    private static String rogueKeys;
+    private static String clusterTrust;
+
+    private final List<ClusterNode> nodes = new ArrayList<>();
+
+    @BeforeAll
+    static void makeCertificates() throws Exception {
+        clusterKeys = dir.resolve("cluster.p12").toString();
+        rogueKeys = dir.resolve("rogue.p12").toString();
+        clusterTrust = dir.resolve("trust.p12").toString();
+        String cert = dir.resolve("cluster.crt").toString();
+        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-test",
+                "-validity", "2", "-storetype", "PKCS12", "-keystore", clusterKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
+        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-rogue",
+                "-validity", "2", "-storetype", "PKCS12", "-keystore", rogueKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
+        keytool("-exportcert", "-alias", "node", "-keystore", clusterKeys, "-storepass", PASSWORD, "-file", cert);
+        keytool("-importcert", "-noprompt", "-alias", "cluster", "-file", cert, "-storetype", "PKCS12", "-keystore", clusterTrust,
+                "-storepass", PASSWORD);
+    }
+
+    @AfterEach
+    void closeNodes() {
+        for (ClusterNode node : nodes.reversed()) {
+            await(node.close());
+        }
+    }
+
+    @Test
+    void ranksAnswerOverTlsAndNodesWithoutTheClustersKeyCannotJoinOrSend() {
+        String name = TestClusters.freshName("kvpager-tls");
+        ClusterNode coordinator = start(TestClusters.nodeOptions(name, null).setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD));
+        ClusterNode worker = start(TestClusters.nodeOptions(name, coordinator.memberAddress())
+                .setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD));
+        assertThat(coordinator.clusterName()).startsWith(name + "-").isEqualTo(worker.clusterName());
+        assertThat(coordinator.members()).isEqualTo(2);
+
+        await(worker.deployWorker(new WorkerConfig("tls", 0, 0, "sim", 0, new JsonObject().put("gpuKey", "tls"), null)));
+        KvCache cache = await(KvCache.deploy(coordinator.vertx(), new KvCacheOptions().setInstance("tls").setTp(1).setLayers(2)
+                .setBlockBytes(64 << 10).setPages(8).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
+                .setSendTimeoutMs(30_000).setLocalWorkers(false)));
+        Allocation allocation = await(cache.alloc(32));
+        assertThat(allocation.isMiss()).as(allocation.detail()).isFalse();
+        assertThat(mappedPages(coordinator)).isEqualTo(1);
+
+        // no certificate: it does not know the cluster's name, forms a cluster of its own, and finds no rank
+        ClusterNode plain = start(TestClusters.nodeOptions(name, coordinator.memberAddress()));
+        assertThat(plain.members()).isEqualTo(1);
+        assertThat(coordinator.members()).isEqualTo(2);
+        ReplyException noRank = (ReplyException) failure(plain, 3_000);
+        assertThat(noRank.failureType()).isEqualTo(ReplyFailure.NO_HANDLERS);
+
+        // the cluster's name and certificate, but a key the cluster does not trust: the rank never gets the message
+        ClusterNode rogue = start(TestClusters.nodeOptions(name, coordinator.memberAddress())
+                .setKeyStore(rogueKeys).setKeyStorePassword(PASSWORD).setTrustStore(clusterTrust).setTrustStorePassword(PASSWORD));
+        assertThat(rogue.clusterName()).isEqualTo(coordinator.clusterName());
+        assertThat(coordinator.members()).isEqualTo(3);
+        ReplyException undelivered = (ReplyException) failure(rogue, 3_000);
+        assertThat(undelivered.failureType()).isEqualTo(ReplyFailure.TIMEOUT);
+        assertThat(mappedPages(coordinator)).as("the rogue's map of page 5 never reached the rank").isEqualTo(1);
+
+        await(cache.free(allocation.blocks()));
+        await(cache.close());
+    }
+
+    private ClusterNode start(ClusterNodeOptions options) {
+        ClusterNode node = await(ClusterNode.start(options));
+        nodes.add(node);
+        return node;
+    }
+
+    /** A map of page 5 sent to the rank from {@code node}; it must fail. */
+    private static Throwable failure(ClusterNode node, long timeoutMs) {
+        JsonObject map = new JsonObject().put("pp", 0).put("tp", 0).put("group", 0).put("pages", new JsonArray().add(5))
+                .put("requestId", "from-" + node.nodeId());
+        try {
+            node.vertx().eventBus().request(WorkerConfig.address("tls", 0, 0), map,
+                    new DeliveryOptions().addHeader("action", "map").setSendTimeout(timeoutMs)).await(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return e;
+        }
+        throw new AssertionError("the map from " + node + " was answered");
+    }
+
+    private static long mappedPages(ClusterNode node) {
+        JsonObject stats = await(node.vertx().eventBus().<JsonObject>request(WorkerConfig.address("tls", 0, 0), new JsonObject(),
+                new DeliveryOptions().addHeader("action", "stats").setSendTimeout(10_000)).map(m -> m.body()));
+        return stats.getJsonObject("groups").getJsonObject("0").getLong("mappedPages");
+    }
+
+    private static void keytool(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes());
+        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+            throw new IllegalStateException("keytool " + args[0] + " failed: " + output);
+        }
+    }
+}
