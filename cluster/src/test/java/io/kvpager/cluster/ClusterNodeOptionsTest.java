@@ -1,0 +1,88 @@
+package io.kvpager.cluster;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+class ClusterNodeOptionsTest {
+
+    @Test
+    void defaultsBindLoopbackAndJoinThroughIt() {
+        ClusterNodeOptions options = new ClusterNodeOptions();
+        assertThat(options.getClusterName()).isEqualTo("kvpager");
+        assertThat(options.getHost()).isEqualTo("127.0.0.1");
+        assertThat(options.getPort()).isZero();
+        assertThat(options.getMemberPort()).isEqualTo(5701);
+        assertThat(options.getMembers()).containsExactly("127.0.0.1");
+        assertThat(options.isTls()).isFalse();
+    }
+
+    @Test
+    void survivesAJsonRoundTrip() {
+        ClusterNodeOptions options = new ClusterNodeOptions().setClusterName("llama-prod").setHost("10.0.0.7").setPort(15701)
+                .setMemberPort(5801).setMembers(List.of("10.0.0.5:5801", "10.0.0.6", "[::1]:5701")).setConfig("cluster.xml")
+                .setKeyStore("node.p12").setKeyStorePassword("secret").setTrustStore("ca.p12").setTrustStorePassword("other");
+        ClusterNodeOptions back = new ClusterNodeOptions(options.toJson());
+        assertThat(back.toJson()).isEqualTo(options.toJson());
+        assertThat(back.isTls()).isTrue();
+        assertThat(options.toString()).doesNotContain("secret", "other").contains("***");
+    }
+
+    static Stream<Arguments> badJson() {
+        return Stream.of(
+                arguments(new JsonObject().put("clusterNmae", "x"), "unknown key 'clusterNmae'"),
+                arguments(new JsonObject().put("clusterName", "has space"), "clusterName must be 1 to 64"),
+                arguments(new JsonObject().put("clusterName", ""), "clusterName must be 1 to 64"),
+                arguments(new JsonObject().put("host", "localhost"), "host must be an IP address such as 127.0.0.1, got 'localhost'"),
+                arguments(new JsonObject().put("host", 7), "host must be a string"),
+                arguments(new JsonObject().put("port", 65536), "port must be 0..65535"),
+                arguments(new JsonObject().put("port", -1), "port must be 0..65535"),
+                arguments(new JsonObject().put("port", "80"), "port must be an integer"),
+                arguments(new JsonObject().put("memberPort", 0), "memberPort must be 1..65535"),
+                arguments(new JsonObject().put("members", new JsonArray()), "members must list at least one"),
+                arguments(new JsonObject().put("members", new JsonArray().add("db.local:5701")), "members must be an IP address"),
+                arguments(new JsonObject().put("members", new JsonArray().add("10.0.0.1:x")), "has a port that is not a number"),
+                arguments(new JsonObject().put("members", new JsonArray().add("10.0.0.1:70000")), "has a port outside 1..65535"),
+                arguments(new JsonObject().put("members", "10.0.0.1"), "members must be a list of strings"),
+                arguments(new JsonObject().put("keyStore", " "), "keyStore must not be blank"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badJson")
+    void refusesABadValueNamingIt(JsonObject json, String message) {
+        assertThatThrownBy(() -> new ClusterNodeOptions(json)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
+    }
+
+    @Test
+    void aSetterRefusingAValueChangesNothing() {
+        ClusterNodeOptions options = new ClusterNodeOptions().setHost("10.0.0.7");
+        assertThatThrownBy(() -> options.setHost("not-an-ip")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(options.getHost()).isEqualTo("10.0.0.7");
+    }
+
+    @Test
+    void tlsNeedsItsPasswordsAndAKey() {
+        assertThatThrownBy(() -> new ClusterNodeOptions().setKeyStore("node.p12").validate())
+                .hasMessageContaining("keyStorePassword is required");
+        assertThatThrownBy(() -> new ClusterNodeOptions().setTrustStore("ca.p12").setTrustStorePassword("p").validate())
+                .hasMessageContaining("without keyStore");
+        assertThatThrownBy(() -> new ClusterNodeOptions().setKeyStore("node.p12").setKeyStorePassword("p").setTrustStore("ca.p12").validate())
+                .hasMessageContaining("trustStorePassword is required");
+    }
+
+    @Test
+    void aNodeWithAKeyStoreItCannotReadDoesNotStart() {
+        Throwable failure = ClusterNode.start(new ClusterNodeOptions().setKeyStore("target/no-such.p12").setKeyStorePassword("p")).cause();
+        assertThat(failure).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no-such.p12");
+    }
+}
