@@ -1,5 +1,6 @@
 package io.kvpager;
 
+import io.kvpager.impl.GpuBroker;
 import io.kvpager.sim.SimGpu;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -52,6 +53,35 @@ class SharedGpuTest {
         await(a.close());
         await(b.close());
         assertThat(gpu.bytesInUse()).isZero();
+    }
+
+    @Test
+    void aGpuWithoutRoomRefusesTheMapAndTheOtherGpusGiveTheirShareBack(Vertx vertx) {
+        JsonObject sim = new JsonObject().put("gpuKey", "two-gpus-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        // ranks on GPUs 0 and 1; another cache holds most of GPU 1
+        KvCache wide = await(KvCache.deploy(vertx, SimPool.options("wide").setTp(2).setPages(GPU_PAGES).setSim(sim)));
+        KvCache other = await(KvCache.deploy(vertx, SimPool.options("narrow").setTp(1).setPages(GPU_PAGES).setSim(sim)
+                .setGpus(new JsonObject().put("pp0/tp0", 1))));
+        Allocation most = await(other.alloc(BURST * SimPool.BLOCKS_PER_PAGE));
+        assertThat(most.isMiss()).as(most.detail()).isFalse();
+
+        Allocation refused = await(wide.alloc(8 * SimPool.BLOCKS_PER_PAGE));
+        assertThat(refused.missReason()).isEqualTo(MissReason.LIMIT);
+        assertThat(refused.detail()).contains("gpu sim:two-gpus-test:1@", "has no room for 8 pages");
+        List<GpuStats> gpus = await(wide.stats()).gpus();
+        assertThat(gpus).extracting(GpuStats::heldBytes).containsExactly(0L, 0L);
+        assertThat(gpus).extracting(GpuStats::takenBytes).containsExactly(0L, BURST * SimPool.PAGE_ID_BYTES);
+        assertThat(SimPool.gpu("two-gpus-test", 0).bytesInUse()).isZero();
+
+        Allocation fits = await(wide.alloc(4 * SimPool.BLOCKS_PER_PAGE));
+        assertThat(fits.isMiss()).as(fits.detail()).isFalse();
+        assertThat(await(wide.stats()).gpus()).extracting(GpuStats::heldBytes)
+                .containsExactly(4 * SimPool.PAGE_ID_BYTES, 4 * SimPool.PAGE_ID_BYTES);
+        await(wide.close());
+        await(other.close());
+        for (GpuStats gpu : gpus) {
+            assertThat(await(GpuBroker.open(vertx, gpu.gpu(), 1).compose(GpuBroker::taken))).as(gpu.gpu()).isZero();
+        }
     }
 
     private static void burstWhileTheOtherWaits(KvCache first, KvCache second, SimGpu gpu) {

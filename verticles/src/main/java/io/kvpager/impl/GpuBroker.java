@@ -2,50 +2,48 @@ package io.kvpager.impl;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.shareddata.Counter;
+import io.vertx.core.shareddata.AsyncMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The memory budget of one physical GPU, kept in the cluster's shared data so that every cache
- * on that GPU draws on the same one, in whatever process it runs: a counter of the bytes taken,
- * and the GPU's capacity. A cache takes budget before it maps pages and gives it back once they
- * are unmapped; a take that would pass the capacity is refused. The counter only moves by
- * compare-and-set against a value just read, so two caches can never both count the same free
- * bytes.
+ * on that GPU draws on the same one, in whatever process it runs: the bytes taken, and the GPU's
+ * capacity. A cache takes budget before it maps pages and gives it back once they are unmapped; a
+ * take that would pass the capacity is refused. The bytes taken only move by compare-and-set
+ * against the value they replace, and a refusal is judged on a value just read, so two caches can
+ * never both count the same free bytes.
  *
- * <p>In a Vert.x that is not clustered the same counter and map are local to the process, which is
- * all that caches sharing a simulated GPU in one process need.
- *
- * <p>Shared data names: counter {@code kvpager.gpu.<gpu>.taken}; async map {@value #CAPACITIES}
+ * <p>Shared data: async map {@value #TAKEN} from GPU name to bytes taken, and {@value #CAPACITIES}
  * from GPU name to capacity in bytes, where the first cache to open a GPU's broker writes it and
- * every later one reads it, so that all of them judge against the same capacity.
+ * every later one reads it, so that all of them judge against the same capacity. (An async map's
+ * {@code replaceIfPresent} is the compare-and-set; on Hazelcast it costs a quarter of a shared
+ * counter's, whose every update ships a serialized function to the key's owner.) In a Vert.x that
+ * is not clustered the maps are local to the process, which is all that caches sharing a
+ * simulated GPU in one process need.
  *
  * <p>Use one broker from one context.
  */
 public final class GpuBroker {
 
     /** The async map of GPU name to capacity in bytes. */
-    public static final String CAPACITIES = "kvpager.gpus";
+    public static final String CAPACITIES = "kvpager.gpu-capacities";
+    /** The async map of GPU name to the bytes all caches have taken there. */
+    public static final String TAKEN = "kvpager.gpu-taken";
 
     private static final Logger log = LoggerFactory.getLogger(GpuBroker.class);
-    /** Compare-and-set rounds lost to other takers before a take gives up; each round is one that another cache won. */
+    /** Compare-and-set rounds lost to other caches before a take or give gives up; each is one another cache won. */
     private static final int MAX_ROUNDS = 64;
 
     private final String gpu;
     private final long capacityBytes;
-    private final Counter taken;
+    private final AsyncMap<String, Long> taken;
     private long lastSeen;
 
-    private GpuBroker(String gpu, long capacityBytes, Counter taken) {
+    private GpuBroker(String gpu, long capacityBytes, AsyncMap<String, Long> taken) {
         this.gpu = gpu;
         this.capacityBytes = capacityBytes;
         this.taken = taken;
-    }
-
-    /** The shared counter that holds the bytes taken on {@code gpu}. */
-    public static String counterName(String gpu) {
-        return "kvpager.gpu." + gpu + ".taken";
     }
 
     /**
@@ -67,7 +65,12 @@ public final class GpuBroker {
                         log.warn("gpu {}: its broker's capacity is {} bytes, as first registered; this cache's worker reports {}",
                                 gpu, capacity, capacityBytes);
                     }
-                    return vertx.sharedData().getCounter(counterName(gpu)).map(counter -> new GpuBroker(gpu, capacity, counter));
+                    return vertx.sharedData().<String, Long>getAsyncMap(TAKEN)
+                            .compose(taken -> taken.putIfAbsent(gpu, 0L).map(before -> {
+                                GpuBroker broker = new GpuBroker(gpu, capacity, taken);
+                                broker.lastSeen = before == null ? 0 : before;
+                                return broker;
+                            }));
                 });
     }
 
@@ -97,7 +100,7 @@ public final class GpuBroker {
         if (bytes > capacityBytes - expected) {
             return fresh ? Future.succeededFuture(false) : read().compose(now -> take(bytes, now, true, round));
         }
-        return taken.compareAndSet(expected, expected + bytes).compose(done -> {
+        return taken.replaceIfPresent(gpu, expected, expected + bytes).compose(done -> {
             if (done) {
                 lastSeen = expected + bytes;
                 return Future.succeededFuture(true);
@@ -116,13 +119,24 @@ public final class GpuBroker {
             return bytes == 0 ? Future.succeededFuture()
                     : Future.failedFuture(new IllegalArgumentException("cannot give back " + bytes + " bytes"));
         }
-        return taken.addAndGet(-bytes).map(now -> {
-            lastSeen = now;
-            if (now < 0) {
-                log.error("gpu {}: its broker counts {} bytes taken after a give of {}: more was given back than taken",
-                        gpu, now, bytes);
+        return give(bytes, lastSeen, 0);
+    }
+
+    private Future<Void> give(long bytes, long expected, int round) {
+        return taken.replaceIfPresent(gpu, expected, expected - bytes).compose(done -> {
+            if (done) {
+                lastSeen = expected - bytes;
+                if (lastSeen < 0) {
+                    log.error("gpu {}: its broker counts {} bytes taken after a give of {}: more was given back than taken",
+                            gpu, lastSeen, bytes);
+                }
+                return Future.<Void>succeededFuture();
             }
-            return null;
+            if (round >= MAX_ROUNDS) {
+                return Future.failedFuture(new IllegalStateException("gpu " + gpu + ": gave up giving back " + bytes
+                        + " bytes after " + MAX_ROUNDS + " rounds lost to other caches"));
+            }
+            return read().compose(now -> give(bytes, now, round + 1));
         });
     }
 
@@ -137,9 +151,9 @@ public final class GpuBroker {
     }
 
     private Future<Long> read() {
-        return taken.get().map(now -> {
-            lastSeen = now;
-            return now;
+        return taken.get(gpu).map(now -> {
+            lastSeen = now == null ? 0 : now;
+            return lastSeen;
         });
     }
 

@@ -120,29 +120,41 @@ final class PoolBudget {
         if (shares.isEmpty() || pages == 0) {
             return Future.succeededFuture();
         }
+        // every GPU at once; a refusal anywhere gives back what the others granted
         List<Share> all = List.copyOf(shares.values());
-        return take(all, 0, pages);
-    }
-
-    private Future<Void> take(List<Share> all, int i, int pages) {
-        if (i == all.size()) {
-            return Future.succeededFuture();
+        List<Future<Boolean>> asked = new ArrayList<>(all.size());
+        for (Share share : all) {
+            asked.add(share.broker.take(bytesOf(share, pages)));
         }
-        Share share = all.get(i);
-        long bytes = bytesOf(share, pages);
-        return share.broker.take(bytes).transform(ar -> {
-            if (ar.succeeded() && ar.result()) {
-                share.held += bytes;
-                return take(all, i + 1, pages).recover(e -> giveBack(share, bytes).transform(x -> Future.failedFuture(e)));
+        return Future.join(asked).transform(joined -> {
+            PageMapFailure failure = null;
+            List<Share> granted = new ArrayList<>(all.size());
+            for (int i = 0; i < all.size(); i++) {
+                Share share = all.get(i);
+                Future<Boolean> answer = asked.get(i);
+                long bytes = bytesOf(share, pages);
+                if (answer.succeeded() && answer.result()) {
+                    share.held += bytes;
+                    granted.add(share);
+                } else if (failure == null) {
+                    failure = answer.succeeded()
+                            ? new PageMapFailure(MissReason.LIMIT, pool + ": gpu " + share.broker.gpu() + " has no room for "
+                                    + pages + (pages == 1 ? " page" : " pages") + " (" + bytes + " bytes on " + share.ranks + "): "
+                                    + share.broker.lastSeen() + " of " + share.broker.capacityBytes()
+                                    + " bytes are taken by the caches on it, " + share.held + " by this pool", null, null)
+                            : new PageMapFailure(MissReason.MAP_FAILED, pool + ": the broker of gpu " + share.broker.gpu()
+                                    + " failed: " + answer.cause().getMessage(), null, answer.cause());
+                }
             }
-            PageMapFailure refused = ar.succeeded()
-                    ? new PageMapFailure(MissReason.LIMIT, pool + ": gpu " + share.broker.gpu() + " has no room for "
-                            + pages + (pages == 1 ? " page" : " pages") + " (" + bytes + " bytes on " + share.ranks + "): "
-                            + share.broker.lastSeen() + " of " + share.broker.capacityBytes()
-                            + " bytes are taken by the caches on it, " + share.held + " by this pool", null, null)
-                    : new PageMapFailure(MissReason.MAP_FAILED, pool + ": the broker of gpu " + share.broker.gpu()
-                            + " failed: " + ar.cause().getMessage(), null, ar.cause());
-            return Future.failedFuture(refused);
+            if (failure == null) {
+                return Future.succeededFuture();
+            }
+            PageMapFailure refused = failure;
+            List<Future<Void>> undone = new ArrayList<>(granted.size());
+            for (Share share : granted) {
+                undone.add(giveBack(share, bytesOf(share, pages)));
+            }
+            return Future.join(undone).transform(given -> Future.failedFuture(refused));
         });
     }
 
