@@ -1,7 +1,10 @@
 package io.kvpager.cli;
 
 import io.kvpager.cli.metrics.MetricsEndpoint;
+import io.kvpager.cluster.ClusterNodeOptions;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.util.concurrent.CountDownLatch;
 import io.vertx.core.VertxOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -25,10 +28,11 @@ public final class KvPager implements Runnable {
     CommandSpec spec;
 
     private final Vertx embedded;
+    private final Future<?> stop;
 
     /** The command line of a process of its own: each command starts and closes its own Vert.x. */
     public KvPager() {
-        this(null);
+        this(null, null);
     }
 
     /**
@@ -36,7 +40,21 @@ public final class KvPager implements Runnable {
      * {@code top} and {@code limit} ask those caches, and nothing closes {@code vertx}.
      */
     public KvPager(Vertx vertx) {
+        this(vertx, null);
+    }
+
+    /**
+     * The command line of a process of its own whose serving commands ({@code worker},
+     * {@code coordinator}) also stop when {@code stop} completes, not only when the JVM is asked to:
+     * for a program that runs a node for a while, and for tests.
+     */
+    public KvPager(Future<?> stop) {
+        this(null, stop);
+    }
+
+    private KvPager(Vertx vertx, Future<?> stop) {
         this.embedded = vertx;
+        this.stop = stop;
     }
 
     public static void main(String[] args) {
@@ -56,6 +74,25 @@ public final class KvPager implements Runnable {
         throw new ParameterException(spec.commandLine(), "a command is required: demo, status, top, limit, worker or coordinator");
     }
 
+    /**
+     * The Vert.x for a command that asks caches: the embedding program's, a node that joins the
+     * cluster when {@code cluster} says so, or a fresh one.
+     *
+     * @throws IllegalArgumentException for bad cluster options, naming the flag
+     */
+    Node node(ClusterJoin cluster) {
+        if (embedded == null && cluster.join) {
+            ClusterNodeOptions options;
+            try {
+                options = cluster.options.nodeOptions(System.getenv());
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+            }
+            return Node.join(options);
+        }
+        return node(false);
+    }
+
     /** The Vert.x for a command: the embedding program's, or a fresh one (with Prometheus metrics when asked). */
     Node node(boolean metrics) {
         if (embedded != null) {
@@ -69,12 +106,35 @@ public final class KvPager implements Runnable {
     }
 
     /**
-     * What a command that found nothing should add: a process of its own reaches only the caches
-     * it runs itself until clustering arrives.
+     * What a command that found nothing should add: without {@code --cluster}, a process of its
+     * own reaches only the caches it runs itself.
      */
-    String reachHint() {
-        return embedded != null ? ""
-                : "; this process reaches only caches it runs itself: other processes need the cluster manager, which this build does not include yet";
+    String reachHint(ClusterJoin cluster) {
+        return embedded != null || cluster.join ? ""
+                : "; this process reaches only caches it runs itself: add --cluster (and the --cluster-* options) to reach other processes";
+    }
+
+    /**
+     * Keeps a serving command's node up until the process is asked to stop (SIGTERM, Ctrl-C: the
+     * JVM's shutdown, whose hook closes the node so that it leaves the cluster at once) or until
+     * the stop signal this command line was made with completes.
+     */
+    void serve(Node node) throws InterruptedException {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            node.close();
+            stopped.countDown();
+        }, "kvpager-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        if (stop != null) {
+            stop.onComplete(x -> stopped.countDown());
+        }
+        stopped.await();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook closes the node
+        }
     }
 
     /** The version from the jar's manifest; "development" when run from classes. */

@@ -9,6 +9,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
@@ -29,6 +30,9 @@ final class LimitCommand implements Callable<Integer> {
 
     @ParentCommand
     KvPager root;
+
+    @Mixin
+    ClusterJoin cluster;
 
     @Parameters(index = "0", paramLabel = "INSTANCE", converter = InstanceName.class, description = "The cache instance.")
     String instance;
@@ -51,10 +55,10 @@ final class LimitCommand implements Callable<Integer> {
         if (rev < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--revision must be 0 or more, got " + rev);
         }
-        try (Node node = root.node(false)) {
+        try (Node node = root.node(cluster)) {
             LimitResult result = new CoordinatorClient(node.vertx(), timeout.toMillis()).limit(instance, bytes, rev)
                     .recover(e -> Future.failedFuture(e instanceof InstanceUnreachable
-                            ? new InstanceUnreachable(instance, e.getMessage() + root.reachHint()) : e))
+                            ? new InstanceUnreachable(instance, e.getMessage() + root.reachHint(cluster)) : e))
                     .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
             spec.commandLine().getOut().println(describe(instance, result));
             spec.commandLine().getOut().flush();

@@ -1,24 +1,47 @@
 package io.kvpager.cli;
 
+import io.kvpager.cluster.ClusterNode;
+import io.kvpager.cluster.ClusterNodeOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The Vert.x a command runs in: its own, started for the command and closed after it, or one that
- * an embedding program (a test, a serving process) already runs its caches in, which the command
- * borrows and leaves running.
+ * The Vert.x a command runs in: its own, started for the command and closed after it (clustered,
+ * when the command joins a cluster), or one that an embedding program (a test, a serving process)
+ * already runs its caches in, which the command borrows and leaves running.
  */
 final class Node implements AutoCloseable {
 
     private static final long CLOSE_TIMEOUT_S = 30;
+    private static final long JOIN_TIMEOUT_S = 120;
 
     private final Vertx vertx;
     private final boolean owned;
+    private final ClusterNode cluster;
 
-    private Node(Vertx vertx, boolean owned) {
+    private Node(Vertx vertx, boolean owned, ClusterNode cluster) {
         this.vertx = vertx;
         this.owned = owned;
+        this.cluster = cluster;
+    }
+
+    private Node(Vertx vertx, boolean owned) {
+        this(vertx, owned, null);
+    }
+
+    /**
+     * A node of its own that joins the cluster {@code options} describe; waits for it up to two minutes.
+     *
+     * @throws IllegalArgumentException for bad options; IllegalStateException when it cannot join
+     */
+    static Node join(ClusterNodeOptions options) {
+        try {
+            ClusterNode node = ClusterNode.start(options).await(JOIN_TIMEOUT_S, TimeUnit.SECONDS);
+            return new Node(node.vertx(), true, node);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("could not join " + options.getClusterName() + " within " + JOIN_TIMEOUT_S + " s", e);
+        }
     }
 
     static Node start(VertxOptions options) {
@@ -33,11 +56,16 @@ final class Node implements AutoCloseable {
         return vertx;
     }
 
+    /** The cluster node, or {@code null} when this node is not clustered. */
+    ClusterNode cluster() {
+        return cluster;
+    }
+
     @Override
     public void close() {
         if (owned) {
             try {
-                vertx.close().await(CLOSE_TIMEOUT_S, TimeUnit.SECONDS);
+                (cluster != null ? cluster.close() : vertx.close()).await(CLOSE_TIMEOUT_S, TimeUnit.SECONDS);
             } catch (Exception e) {
                 throw new IllegalStateException("Vert.x did not close within " + CLOSE_TIMEOUT_S + " s: " + OneLine.of(e), e);
             }

@@ -26,6 +26,9 @@ final class StatusCommand implements Callable<Integer> {
     KvPager root;
 
     @Mixin
+    ClusterJoin cluster;
+
+    @Mixin
     InstanceSelection selection;
 
     @Option(names = "--timeout", paramLabel = "TIME", defaultValue = "5s", converter = DurationConverter.class,
@@ -34,12 +37,12 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (Node node = root.node(false)) {
+        try (Node node = root.node(cluster)) {
             CoordinatorClient client = new CoordinatorClient(node.vertx(), timeout.toMillis());
             List<InstanceStatus> status = selection.resolve(node.vertx()).compose(client::status)
                     .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
             if (status.isEmpty()) {
-                spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint());
+                spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint(cluster));
                 return 1;
             }
             spec.commandLine().getOut().print(StatusTable.render(status));

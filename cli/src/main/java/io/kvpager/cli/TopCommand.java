@@ -25,6 +25,9 @@ final class TopCommand implements Callable<Integer> {
     KvPager root;
 
     @Mixin
+    ClusterJoin cluster;
+
+    @Mixin
     InstanceSelection selection;
 
     @Option(names = "--interval", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
@@ -40,7 +43,7 @@ final class TopCommand implements Callable<Integer> {
         if (frames < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--frames must be 0 or more, got " + frames);
         }
-        try (Node node = root.node(false); Terminal terminal = TerminalBuilder.builder().system(true).build()) {
+        try (Node node = root.node(cluster); Terminal terminal = TerminalBuilder.builder().system(true).build()) {
             CoordinatorClient client = new CoordinatorClient(node.vertx(), Math.max(1000, interval.toMillis()));
             new TopScreen(terminal, () -> selection.resolve(node.vertx()).compose(client::status), interval).run(frames);
         }

@@ -1,24 +1,35 @@
 package io.kvpager.cli;
 
+import io.kvpager.cluster.ClusterNode;
+import io.kvpager.cluster.ClusterNodeOptions;
+import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.json.JsonObject;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
- * One rank worker joining the cluster. The options are parsed and checked now (including whether
- * the device can be opened here); joining a cluster needs the cluster manager, which this build
- * does not have yet, so the command says so and exits with 2 instead of pretending to run.
+ * One rank worker joining the cluster: a clustered node that serves rank {@code (pp, tp)} of an
+ * instance at its event-bus address until the process is stopped (SIGTERM, Ctrl-C), when it gives
+ * its memory back and leaves the cluster. Prints one line once it serves.
  */
 @Command(name = "worker", mixinStandardHelpOptions = true,
-        description = "Run one rank worker (pp, tp) of a cache instance as a clustered node.")
+        description = "Run one rank worker (pp, tp) of a cache instance as a clustered node, until stopped.")
 final class WorkerCommand implements Callable<Integer> {
+
+    private static final long DEPLOY_TIMEOUT_S = 60;
 
     @Spec
     CommandSpec spec;
+
+    @ParentCommand
+    KvPager root;
 
     @Option(names = "--instance", required = true, paramLabel = "I", converter = InstanceName.class,
             description = "Cache instance this rank belongs to.")
@@ -33,23 +44,40 @@ final class WorkerCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions device;
 
+    @Option(names = "--sim-capacity", paramLabel = "SIZE", converter = ByteSizeConverter.class,
+            description = "Memory of the simulated GPU (default: an H200's 141GiB); --device sim only.")
+    Long simCapacity;
+
     @Mixin
     ClusterOptions cluster;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
+        WorkerConfig config;
+        ClusterNodeOptions nodeOptions;
         try {
             if (pp < 0 || tp < 0) {
                 throw new IllegalArgumentException("--pp and --tp are rank indexes, 0 or more; got pp " + pp + ", tp " + tp);
             }
             device.validate();
-            cluster.validate();
+            if (simCapacity != null && !"sim".equals(device.kind)) {
+                throw new IllegalArgumentException("--sim-capacity applies to --device sim only");
+            }
+            JsonObject sim = simCapacity == null ? null : new JsonObject().put("capacityBytes", simCapacity);
+            config = new WorkerConfig(instance, pp, tp, device.kind, device.gpu, sim, null);
+            nodeOptions = cluster.nodeOptions(System.getenv());
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        spec.commandLine().getErr().println(spec.qualifiedName() + ": cannot start worker " + instance + " pp" + pp + "/tp" + tp
-                + " on " + device.kind + ":" + device.gpu + ", " + cluster
-                + ": clustered nodes arrive with the cluster manager, which this build does not include yet");
-        return spec.exitCodeOnInvalidInput();
+        try (Node node = Node.join(nodeOptions)) {
+            ClusterNode member = node.cluster();
+            member.deployWorker(config).await(DEPLOY_TIMEOUT_S, TimeUnit.SECONDS);
+            spec.commandLine().getOut().println("kvpager worker: " + config.rank() + " of " + instance + " on " + device.kind + ":"
+                    + device.gpu + " serving at " + config.address() + ", " + cluster + ", node " + member.nodeId()
+                    + ", member " + member.memberAddress());
+            spec.commandLine().getOut().flush();
+            root.serve(node);
+        }
+        return 0;
     }
 }

@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import io.kvpager.spi.DeviceFactory;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
@@ -94,18 +97,37 @@ class CommandLineTest {
     }
 
     @Test
-    void workerValidatesItsOptionsThenSaysClusteringIsNotHereYet() {
-        Run run = run("worker", "--instance", "llama", "--pp", "0", "--tp", "1", "--device", "sim", "--gpu", "1");
+    void aCoordinatorWithoutTheCachesGeometryIsAUsageError() {
+        Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--cluster-name", "test");
         assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err().strip()).doesNotContain("\n").contains("worker llama pp0/tp1 on sim:1").contains("cluster manager");
+        assertThat(run.err().strip()).doesNotContain("\n").contains("layers is required");
     }
 
     @Test
-    void coordinatorValidatesItsOptionsThenSaysClusteringIsNotHereYet() {
-        Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--cluster-name", "test", "--cluster-port", "5701");
+    void aCoordinatorConfigThatIsNotJsonIsAUsageErrorNamingIt(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("cache.json");
+        Files.writeString(config, "layers: 32");
+        Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--config", config.toString());
         assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err().strip()).doesNotContain("\n").contains("coordinator llama (tp 2, pp 1)")
-                .contains("cluster 'test' at 127.0.0.1:5701").contains("cluster manager");
+        assertThat(run.err().strip()).doesNotContain("\n").contains("--config", "cache.json", "not a JSON object");
+    }
+
+    @Test
+    void aKeyStoreWithoutItsPasswordInTheEnvironmentIsAUsageError() {
+        Assumptions.assumeTrue(System.getenv(ClusterOptions.KEY_STORE_PASSWORD) == null);
+        Run run = run("worker", "--instance", "llama", "--tp", "0", "--tls-key-store", "node.p12");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err().strip()).doesNotContain("\n").contains("--tls-key-store", ClusterOptions.KEY_STORE_PASSWORD);
+    }
+
+    @Test
+    void badClusterFlagsAreUsageErrorsNamingTheFlag() {
+        Run worker = run("worker", "--instance", "llama", "--tp", "0", "--cluster-host", "localhost");
+        assertThat(worker.exitCode()).isEqualTo(2);
+        assertThat(worker.err()).contains("--cluster-host", "IP address");
+        Run status = run("status", "--cluster", "--cluster-join", "10.0.0.1:99999");
+        assertThat(status.exitCode()).isEqualTo(2);
+        assertThat(status.err()).contains("--cluster-join", "port outside 1..65535");
     }
 
     @Test
@@ -114,12 +136,12 @@ class CommandLineTest {
         assertThat(status.exitCode()).isEqualTo(1);
         assertThat(status.err().strip()).doesNotContain("\n")
                 .startsWith("kvpager status: no cache instances found; this process reaches only caches it runs itself")
-                .contains("cluster manager");
+                .contains("add --cluster");
         Run limit = run("limit", "model-7b", "40GiB");
         assertThat(limit.exitCode()).isEqualTo(1);
         assertThat(limit.err().strip()).doesNotContain("\n")
                 .startsWith("kvpager limit: no coordinator for instance model-7b at kvpager.model-7b.coordinator; this process")
-                .contains("cluster manager");
+                .contains("add --cluster");
     }
 
     @Test

@@ -294,7 +294,6 @@ public final class Coordinator {
         }
         Promise<Void> promise = Promise.promise();
         closing = promise.future();
-        nodes.close();
         refill.stop();
         if (ready != null) {
             tensorStart.cancel();
@@ -313,7 +312,9 @@ public final class Coordinator {
                 throw KvPagerException.ofRanks("destroy-tensors of group " + pool.group(), replies.size(), failures);
             }
             return (Void) null;
-        }).compose(destroyed -> budget.close()).onComplete(promise);
+        }).compose(destroyed -> budget.close())
+                // the membership is followed to the end, so that a rank whose node leaves now fails at once
+                .andThen(closed -> nodes.close()).onComplete(promise);
         return closing;
     }
 
