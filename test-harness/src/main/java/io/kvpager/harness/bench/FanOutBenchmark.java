@@ -51,12 +51,13 @@ import java.util.concurrent.TimeUnit;
  *     {@link LocalPageMapper}: no event bus, no threads, no JSON.</li>
  * </ul>
  *
- * <p>A score is the time of one {@code alloc + free + trim} (each invocation runs
- * {@value #OPS} of them one after the other); the ratio of the two is the fan-out's cost against
- * doing the same work inline. {@link FanOutBench} runs both and prints the ratios.
+ * <p>A sample is the time of one {@code alloc + free + trim} (each invocation runs {@value #OPS}
+ * of them one after the other); the ratio of the two medians is the fan-out's cost against doing
+ * the same work inline. Medians, because on a shared machine a descheduled thread puts outliers
+ * of milliseconds into any mean. {@link FanOutBench} runs both and prints the ratios.
  */
 @State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
+@BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
