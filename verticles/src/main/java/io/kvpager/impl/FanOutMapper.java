@@ -12,6 +12,7 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -145,23 +146,36 @@ public final class FanOutMapper implements PageMapper {
 
     /** A success that does not confirm exactly the batch counts as a failure with unknown state. */
     private static RankReply checkReply(RankReply reply, String action, String field, int[] batch) {
-        if (!reply.succeeded()) {
-            return reply;
-        }
-        JsonArray confirmed = reply.body().getJsonArray(field);
-        Set<Integer> expected = new HashSet<>();
-        for (int p : batch) {
-            expected.add(p);
-        }
-        Set<Object> got = new HashSet<>();
-        if (confirmed != null) {
-            confirmed.forEach(got::add);
-        }
-        if (confirmed != null && got.equals(expected)) {
+        if (!reply.succeeded() || confirms(reply.body().getJsonArray(field), batch)) {
             return reply;
         }
         return new RankReply(reply.rank(), reply.body(), new RankFailure(reply.rank().name(), FailureCode.DRIVER_ERROR,
                 reply.rank().name() + " answered " + action + " of " + describe(batch) + " with " + reply.body().encode()));
+    }
+
+    /**
+     * Whether {@code confirmed} holds the batch's pages, each once, in any order: a bit per page of
+     * the batch instead of two sets of boxed ids, since every map and unmap reply is checked.
+     */
+    private static boolean confirms(JsonArray confirmed, int[] batch) {
+        if (confirmed == null || confirmed.size() != batch.length) {
+            return false;
+        }
+        BitSet expected = new BitSet();
+        for (int page : batch) {
+            expected.set(page);
+        }
+        if (expected.cardinality() != batch.length) {
+            return false;
+        }
+        for (int i = 0; i < confirmed.size(); i++) {
+            // only an Integer: a Long or a Double that equals a page id is not what a worker sends
+            if (!(confirmed.getValue(i) instanceof Integer page) || page < 0 || !expected.get(page)) {
+                return false;
+            }
+            expected.clear(page);
+        }
+        return true;
     }
 
     private static String partlyHeld(List<RankFailure> partial, int[] batch) {

@@ -10,6 +10,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.UUID;
 
@@ -71,7 +72,9 @@ public final class RankFanOut {
         DeliveryOptions delivery = new DeliveryOptions().addHeader(ACTION, action).setSendTimeout(timeoutMs);
         List<Future<Message<Object>>> sent = new ArrayList<>(ranks.size());
         for (RankTarget rank : ranks) {
-            JsonObject body = fields.copy().put("pp", rank.pp()).put("tp", rank.tp());
+            // one level deep: the ranks' bodies share the fields' values (the page array, say),
+            // which nobody changes once sent; the bus copies a body before its consumer sees it
+            JsonObject body = new JsonObject(new LinkedHashMap<>(fields.getMap())).put("pp", rank.pp()).put("tp", rank.tp());
             if (STATS.equals(action)) {
                 body.remove("group");
             } else {

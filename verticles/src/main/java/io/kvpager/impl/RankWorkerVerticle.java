@@ -320,6 +320,9 @@ public final class RankWorkerVerticle extends VerticleBase {
         String text = failure.text(rank == null ? "worker" : rank, request.group);
         if (failure.unexpected()) {
             LOG.error("{} failed with {}: {}", request.action, failure.code().code(), text, failure.getCause());
+        } else if (failure.code() == FailureCode.OUT_OF_MEMORY) {
+            // Upstream this is an allocation miss the engine preempts on; the coordinator counts it.
+            LOG.info("{} failed with {}: {}", request.action, failure.code().code(), text);
         } else {
             LOG.warn("{} failed with {}: {}", request.action, failure.code().code(), text);
         }

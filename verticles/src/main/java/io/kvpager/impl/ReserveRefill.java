@@ -1,6 +1,8 @@
 package io.kvpager.impl;
 
+import io.kvpager.MissReason;
 import io.kvpager.core.PageLedger;
+import io.kvpager.core.PageMapFailure;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -116,7 +118,12 @@ final class ReserveRefill {
             backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(intervalMs, backoffMs * 2));
             pausedUntilNanos = System.nanoTime() + backoffMs * 1_000_000;
             failure = "refill: " + e.getMessage();
-            log.warn("{}: {}; next refill in {} ms", pool, failure, backoffMs);
+            // A refill that finds the device full is the normal edge of sharing a GPU, not a fault.
+            if (e instanceof PageMapFailure f && f.reason() == MissReason.OUT_OF_MEMORY) {
+                log.info("{}: {}; next refill in {} ms", pool, failure, backoffMs);
+            } else {
+                log.warn("{}: {}; next refill in {} ms", pool, failure, backoffMs);
+            }
             return Future.succeededFuture(-1);
         });
         round = refilled.compose(mapped -> stage(ledger::releaseReclaimed).recover(e -> {

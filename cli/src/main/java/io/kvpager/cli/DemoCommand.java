@@ -1,0 +1,124 @@
+package io.kvpager.cli;
+
+import io.kvpager.cli.demo.DemoReport;
+import io.kvpager.cli.demo.DemoRun;
+import io.kvpager.cli.demo.DemoSettings;
+import io.kvpager.cli.demo.ModelProfile;
+import io.kvpager.cli.demo.SummaryTable;
+import io.kvpager.cli.metrics.MetricsEndpoint;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code kvpager demo}: several models share one GPU through elastic caches, driven by a bursty
+ * serving trace; progress while it runs, then a summary table and a chart of memory per model.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = "Serve a seeded, bursty trace for several models sharing one GPU, each through its own elastic KV cache "
+                + "(coordinator and tp local workers), then print a summary and write a chart of GPU memory per model over time.")
+final class DemoCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @ParentCommand
+    KvPager root;
+
+    @Option(names = "--duration", paramLabel = "TIME", defaultValue = "20s", converter = DurationConverter.class,
+            description = "How long requests arrive and are served (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--models", paramLabel = "MODEL", split = ",", defaultValue = "7b,13b,70b",
+            description = "Models sharing the GPU, from the presets 7b, 13b, 70b (default: ${DEFAULT-VALUE}).")
+    List<String> models;
+
+    @Option(names = "--tp", paramLabel = "N", defaultValue = "2", description = "Tensor-parallel ranks per model (default: ${DEFAULT-VALUE}).")
+    int tp;
+
+    @Option(names = "--seed", paramLabel = "S", defaultValue = "42", description = "Seed of the serving trace (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--device", paramLabel = "KIND", defaultValue = "sim",
+            description = "sim (a simulated H200 with its measured latencies) or cuda (default: ${DEFAULT-VALUE}).")
+    String device;
+
+    @Option(names = "--gpu", paramLabel = "N", defaultValue = "0", description = "GPU the models share (default: ${DEFAULT-VALUE}).")
+    int gpu;
+
+    @Option(names = "--capacity", paramLabel = "SIZE", defaultValue = "141GiB", converter = ByteSizeConverter.class,
+            description = "Memory of the shared GPU; the trace is sized to it (default: 141GiB, an H200).")
+    long capacity;
+
+    @Option(names = "--step", paramLabel = "TIME", defaultValue = "20ms", converter = DurationConverter.class,
+            description = "Length of one decode step (default: ${DEFAULT-VALUE}).")
+    Duration step;
+
+    @Option(names = "--limit", paramLabel = "MODEL=SIZE", mapFallbackValue = "",
+            description = "Memory limit per rank for one model, e.g. --limit 70b=40GiB; repeatable.")
+    Map<String, String> limits = new LinkedHashMap<>();
+
+    @Option(names = "--out", paramLabel = "FILE", defaultValue = "kvpager-demo.png",
+            description = "Where the chart of memory per model is written (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+            description = "Serve Prometheus metrics at /metrics and health at /health on this port while the demo runs (default: off).")
+    Integer metricsPort;
+
+    @Override
+    public Integer call() throws Exception {
+        DemoSettings settings = settings();
+        PrintWriter stdout = spec.commandLine().getOut();
+        PrintWriter stderr = spec.commandLine().getErr();
+        boolean terminal = System.console() != null && System.console().isTerminal();
+        DemoReport report;
+        try (Node node = root.node(metricsPort != null);
+                DemoRun run = DemoRun.deploy(node.vertx(), settings);
+                MetricsEndpoint metrics = metricsPort == null ? null
+                        : MetricsEndpoint.listen(node.vertx(), metricsPort, run.caches())) {
+            if (metrics != null) {
+                stderr.println("metrics at http://localhost:" + metrics.port() + "/metrics, health at /health");
+            }
+            report = run.run(stderr, terminal);
+        }
+        stdout.print(SummaryTable.render(report));
+        stdout.println("chart: " + report.chart().toAbsolutePath());
+        stdout.flush();
+        for (String violation : report.violations()) {
+            stderr.println("kvpager demo: invariant broken: " + violation);
+        }
+        stderr.flush();
+        return report.ok() ? 0 : 1;
+    }
+
+    private DemoSettings settings() {
+        try {
+            DeviceOptions.requireAvailable(device);
+            List<ModelProfile> profiles = models.stream().map(ModelProfile::preset).toList();
+            Map<String, Long> limitBytes = new LinkedHashMap<>();
+            limits.forEach((model, size) -> {
+                if (size.isEmpty()) {
+                    throw new IllegalArgumentException("--limit " + model + " needs a size: --limit " + model + "=40GiB");
+                }
+                limitBytes.put(ModelProfile.preset(model).name(), ByteSize.parse(size));
+            });
+            if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
+                throw new IllegalArgumentException("--metrics-port must be 0..65535, got " + metricsPort);
+            }
+            return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package io.kvpager.cli.demo;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import me.tongfei.progressbar.DelegatingProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+
+/**
+ * The progress line while the demo runs: elapsed time against the run's length, with tokens
+ * served, memory per model and misses. On a terminal it redraws one line; elsewhere (a log, a
+ * test) it prints a line every few seconds.
+ */
+final class DemoProgress implements AutoCloseable {
+
+    private static final int WIDTH = 120;
+
+    private final ProgressBar bar;
+    private final PrintWriter err;
+    private final boolean terminal;
+
+    DemoProgress(PrintWriter err, boolean terminal, Duration duration) {
+        this.err = err;
+        this.terminal = terminal;
+        ProgressBarBuilder builder = new ProgressBarBuilder()
+                .setTaskName("demo")
+                .setInitialMax(duration.toMillis())
+                .setUnit("s", 1000)
+                .setStyle(terminal ? ProgressBarStyle.COLORFUL_UNICODE_BLOCK : ProgressBarStyle.ASCII)
+                .hideEta();
+        if (terminal) {
+            builder.setUpdateIntervalMillis(200).setConsumer(new DelegatingProgressBarConsumer(line -> {
+                err.print('\r' + line);
+                err.flush();
+            }, WIDTH));
+        } else {
+            builder.setUpdateIntervalMillis(2000).setConsumer(new DelegatingProgressBarConsumer(line -> {
+                err.println(line);
+                err.flush();
+            }, WIDTH));
+        }
+        bar = builder.build();
+    }
+
+    void update(long elapsedMs, String message) {
+        bar.stepTo(Math.min(elapsedMs, bar.getMax()));
+        bar.setExtraMessage(message);
+    }
+
+    @Override
+    public void close() {
+        bar.close();
+        if (terminal) {
+            err.println();
+            err.flush();
+        }
+    }
+}

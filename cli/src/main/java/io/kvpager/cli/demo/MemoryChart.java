@@ -1,0 +1,83 @@
+package io.kvpager.cli.demo;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/**
+ * The demo's picture: GPU memory held by each model over the run, their sum, the GPU's capacity
+ * and the share a static split would give each model. Drawn off-screen and written as a PNG.
+ */
+final class MemoryChart {
+
+    private static final double GIB = 1L << 30;
+    private static final int WIDTH = 1000;
+    private static final int HEIGHT = 560;
+
+    private MemoryChart() {
+    }
+
+    /**
+     * Writes the chart to {@code file} (parent folders are created).
+     *
+     * @param names one per model
+     * @param timelines one per model, all sampled at the same instants
+     */
+    static void write(Path file, String title, List<String> names, List<MemoryTimeline> timelines, long gpuBytes, long shareBytes)
+            throws IOException {
+        if (names.size() != timelines.size() || timelines.isEmpty()) {
+            throw new IllegalArgumentException("one timeline per model is needed, got " + names.size() + " names and "
+                    + timelines.size() + " timelines");
+        }
+        // No display is needed or wanted: this runs on servers and in CI.
+        System.setProperty("java.awt.headless", "true");
+        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title)
+                .xAxisTitle("time (s)").yAxisTitle("GPU memory (GiB)").build();
+        chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
+        chart.getStyler().setMarkerSize(0);
+        chart.getStyler().setYAxisMin(0.0);
+        chart.getStyler().setChartBackgroundColor(Color.WHITE);
+
+        double[] seconds = timelines.getFirst().seconds();
+        double[] total = new double[seconds.length];
+        for (int m = 0; m < names.size(); m++) {
+            double[] bytes = timelines.get(m).bytes();
+            if (bytes.length != seconds.length) {
+                throw new IllegalArgumentException("timeline of " + names.get(m) + " has " + bytes.length
+                        + " samples, the first has " + seconds.length);
+            }
+            double[] gib = new double[bytes.length];
+            for (int i = 0; i < bytes.length; i++) {
+                gib[i] = bytes[i] / GIB;
+                total[i] += gib[i];
+            }
+            chart.addSeries(names.get(m), seconds, gib).setMarker(SeriesMarkers.NONE);
+        }
+        if (names.size() > 1) {
+            chart.addSeries("all models", seconds, total).setMarker(SeriesMarkers.NONE).setLineColor(Color.DARK_GRAY);
+        }
+        double[] span = {seconds.length == 0 ? 0 : seconds[0], seconds.length == 0 ? 1 : seconds[seconds.length - 1]};
+        chart.addSeries("GPU capacity", span, new double[] {gpuBytes / GIB, gpuBytes / GIB})
+                .setMarker(SeriesMarkers.NONE).setLineColor(Color.BLACK);
+        chart.addSeries("static split share", span, new double[] {shareBytes / GIB, shareBytes / GIB})
+                .setMarker(SeriesMarkers.NONE).setLineColor(Color.GRAY)
+                .setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 6f}, 0f));
+
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        try (OutputStream out = Files.newOutputStream(file)) {
+            BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
+        }
+    }
+}

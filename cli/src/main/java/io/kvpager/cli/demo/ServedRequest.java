@@ -1,0 +1,94 @@
+package io.kvpager.cli.demo;
+
+import java.util.Arrays;
+
+/**
+ * A trace request while an engine serves it: the blocks its KV holds, how many tokens of KV they
+ * hold, and the output produced so far. Preemption frees the blocks and forgets the KV, but not the
+ * output already streamed to the user: on its next turn the request prefills prompt and output
+ * again (recompute), then decodes on.
+ */
+final class ServedRequest {
+
+    final TraceRequest trace;
+    private int[] blocks = new int[8];
+    private int blockCount;
+    private int tokensInCache;
+    private int generated;
+    private int preemptions;
+    private long retryAtMs;
+
+    ServedRequest(TraceRequest trace) {
+        this.trace = trace;
+        this.retryAtMs = trace.arrivalMs();
+    }
+
+    /** Tokens whose KV the request needs before it can decode: its prompt and its output so far. */
+    int contextTokens() {
+        return trace.promptTokens() + generated;
+    }
+
+    boolean prefilling() {
+        return tokensInCache < contextTokens();
+    }
+
+    boolean finished() {
+        return generated >= trace.outputTokens();
+    }
+
+    /** Tokens this step adds to the KV: a prefill chunk of at most {@code chunk}, or one decoded token. */
+    int tokensThisStep(int chunk) {
+        return prefilling() ? Math.min(chunk, contextTokens() - tokensInCache) : 1;
+    }
+
+    /** Blocks to allocate before {@code tokens} more tokens fit. */
+    int blocksNeeded(int tokens, int blockTokens) {
+        int needed = (tokensInCache + tokens + blockTokens - 1) / blockTokens;
+        return Math.max(0, needed - blockCount);
+    }
+
+    /** The step ran: the tokens' KV is written; a decode step also produced one output token. */
+    void advance(int tokens, int[] newBlocks) {
+        boolean decoding = !prefilling();
+        if (blockCount + newBlocks.length > blocks.length) {
+            blocks = Arrays.copyOf(blocks, Math.max(blocks.length * 2, blockCount + newBlocks.length));
+        }
+        System.arraycopy(newBlocks, 0, blocks, blockCount, newBlocks.length);
+        blockCount += newBlocks.length;
+        tokensInCache += tokens;
+        if (decoding) {
+            generated++;
+        }
+    }
+
+    /** Gives up the KV: returns the blocks to free; the request waits until {@code retryAtMs}. */
+    int[] preempt(long retryAtMs) {
+        preemptions++;
+        this.retryAtMs = retryAtMs;
+        return release();
+    }
+
+    /** Returns the blocks to free and forgets them. */
+    int[] release() {
+        int[] held = Arrays.copyOf(blocks, blockCount);
+        blockCount = 0;
+        tokensInCache = 0;
+        return held;
+    }
+
+    int blockCount() {
+        return blockCount;
+    }
+
+    int generated() {
+        return generated;
+    }
+
+    int preemptions() {
+        return preemptions;
+    }
+
+    long retryAtMs() {
+        return retryAtMs;
+    }
+}

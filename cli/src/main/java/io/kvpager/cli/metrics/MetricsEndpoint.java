@@ -1,0 +1,134 @@
+package io.kvpager.cli.metrics;
+
+import io.kvpager.CacheStats;
+import io.kvpager.KvCache;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.healthchecks.HealthCheckHandler;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import io.vertx.micrometer.PrometheusScrapingHandler;
+import io.vertx.micrometer.VertxPrometheusOptions;
+import io.vertx.micrometer.backends.BackendRegistries;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Prometheus metrics at {@code /metrics} and health at {@code /health}, on one HTTP port: Vert.x's
+ * own meters (event bus, HTTP, pools, JVM) and kvpager's: the caches' figures
+ * ({@link CacheMeters}) and map and unmap latency and failures per rank ({@link RankCallMeters}). Health has one
+ * check per cache, named after its instance: up when the cache is ready and every rank answers.
+ *
+ * <p>A verticle of its own, so that its server and timer belong to no cache's deployment and live
+ * until {@link #close()}.
+ */
+public final class MetricsEndpoint extends VerticleBase implements AutoCloseable {
+
+    /** How often kvpager's meters fetch the caches' stats. */
+    static final long REFRESH_MS = 1000;
+    private static final long TIMEOUT_S = 10;
+    private static final long STALE_SWEEP_MS = 60_000;
+
+    private final int requestedPort;
+    private final List<KvCache> caches;
+    private final MeterRegistry registry;
+    private CacheMeters meters;
+    private RankCallMeters rankCalls;
+    private HttpServer server;
+    private String deployment;
+
+    private MetricsEndpoint(int port, List<KvCache> caches, MeterRegistry registry) {
+        this.requestedPort = port;
+        this.caches = List.copyOf(caches);
+        this.registry = registry;
+    }
+
+    /** The metrics options a Vert.x needs for this endpoint: Micrometer with a Prometheus registry. */
+    public static MicrometerMetricsOptions metricsOptions() {
+        return new MicrometerMetricsOptions()
+                .setEnabled(true)
+                .setJvmMetricsEnabled(true)
+                .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true));
+    }
+
+    /**
+     * Starts the endpoint; blocks until it listens, so call it from a thread that may block.
+     *
+     * @param vertx a Vert.x created with {@link #metricsOptions()}
+     * @param port the port, 0 for any free one
+     * @throws IllegalStateException when {@code vertx} has no Micrometer registry, or the port cannot be bound
+     */
+    public static MetricsEndpoint listen(Vertx vertx, int port, List<KvCache> caches) {
+        MeterRegistry registry = BackendRegistries.getDefaultNow();
+        if (registry == null) {
+            throw new IllegalStateException("metrics are off in this Vert.x: create it with MetricsEndpoint.metricsOptions()");
+        }
+        MetricsEndpoint endpoint = new MetricsEndpoint(port, caches, registry);
+        try {
+            endpoint.deployment = vertx.deployVerticle(endpoint).await(TIMEOUT_S, TimeUnit.SECONDS);
+            return endpoint;
+        } catch (Exception e) {
+            throw new IllegalStateException("the metrics endpoint did not start on port " + port + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Future<?> start() {
+        meters = new CacheMeters(vertx, registry, caches);
+        rankCalls = new RankCallMeters(registry);
+        rankCalls.install(vertx.eventBus());
+        vertx.setPeriodic(STALE_SWEEP_MS, id -> rankCalls.forgetStale());
+        HealthChecks health = HealthChecks.create(vertx);
+        for (KvCache cache : caches) {
+            health.register(cache.options().getInstance(), REFRESH_MS, promise -> cache.stats()
+                    .onSuccess(stats -> promise.complete(status(stats)))
+                    .onFailure(e -> promise.complete(Status.KO(new JsonObject().put("failure", String.valueOf(e.getMessage()))))));
+        }
+        Router router = Router.router(vertx);
+        router.get("/metrics").handler(PrometheusScrapingHandler.create());
+        router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
+        return meters.start(REFRESH_MS)
+                .compose(v -> vertx.createHttpServer().requestHandler(router).listen(requestedPort))
+                .onSuccess(listening -> server = listening)
+                .onFailure(e -> {
+                    meters.stop();
+                    rankCalls.remove(vertx.eventBus());
+                });
+    }
+
+    @Override
+    public Future<?> stop() {
+        meters.stop();
+        rankCalls.remove(vertx.eventBus());
+        return Future.succeededFuture();
+    }
+
+    private static Status status(CacheStats stats) {
+        JsonArray down = new JsonArray();
+        stats.ranks().stream().filter(r -> !r.up()).forEach(r -> down.add(r.rank()));
+        JsonObject data = new JsonObject().put("state", stats.state()).put("ranksDown", down);
+        return "ready".equals(stats.state()) && stats.healthy() ? Status.OK(data) : Status.KO(data);
+    }
+
+    /** The port it listens on. */
+    public int port() {
+        return server.actualPort();
+    }
+
+    /** Stops serving and removes kvpager's meters; blocks until done. */
+    @Override
+    public void close() {
+        try {
+            vertx.undeploy(deployment).await(TIMEOUT_S, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("the metrics endpoint did not stop: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package io.kvpager.cli.status;
+
+import io.kvpager.CacheStats;
+import io.kvpager.LimitResult;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Asks cache coordinators over the event bus at {@code kvpager.<instance>.coordinator}, the way
+ * {@code status}, {@code top} and {@code limit} do: actions {@code stats} and {@code limit} in the
+ * {@code action} header, JSON bodies. An instance that is not there, or does not answer in time,
+ * fails with a message that names it.
+ */
+public final class CoordinatorClient {
+
+    private final Vertx vertx;
+    private final long timeoutMs;
+
+    public CoordinatorClient(Vertx vertx, long timeoutMs) {
+        if (timeoutMs <= 0) {
+            throw new IllegalArgumentException("a timeout must be positive, got " + timeoutMs + " ms");
+        }
+        this.vertx = vertx;
+        this.timeoutMs = timeoutMs;
+    }
+
+    public static String address(String instance) {
+        return "kvpager." + instance + ".coordinator";
+    }
+
+    public Future<CacheStats> stats(String instance) {
+        return ask(instance, "stats", new JsonObject()).map(StatsReply::cacheStats);
+    }
+
+    /** A revisioned limit change, in bytes per rank. */
+    public Future<LimitResult> limit(String instance, long bytes, long revision) {
+        return ask(instance, "limit", new JsonObject().put("bytes", bytes).put("revision", revision)).map(StatsReply::limitResult);
+    }
+
+    /** The stats of each instance, or why it did not answer; never fails. */
+    public Future<List<InstanceStatus>> status(List<String> instances) {
+        List<Future<InstanceStatus>> answers = new ArrayList<>();
+        for (String instance : instances) {
+            answers.add(stats(instance).map(InstanceStatus::of)
+                    .otherwise(e -> InstanceStatus.unreachable(instance, e.getMessage())));
+        }
+        return Future.join(answers).map(all -> answers.stream().map(Future::result).toList());
+    }
+
+    private Future<JsonObject> ask(String instance, String action, JsonObject body) {
+        DeliveryOptions options = new DeliveryOptions().addHeader("action", action).setSendTimeout(timeoutMs);
+        return vertx.eventBus().request(address(instance), body, options)
+                .recover(e -> Future.failedFuture(explain(instance, e)))
+                .compose(reply -> reply.body() instanceof JsonObject json ? Future.succeededFuture(json)
+                        : Future.failedFuture(new IllegalStateException(instance + " answered '" + action + "' with "
+                                + reply.body() + " instead of a JSON object")));
+    }
+
+    private Throwable explain(String instance, Throwable failure) {
+        if (failure instanceof ReplyException reply) {
+            if (reply.failureType() == ReplyFailure.NO_HANDLERS) {
+                return new InstanceUnreachable(instance, "no coordinator for instance " + instance + " at " + address(instance));
+            }
+            if (reply.failureType() == ReplyFailure.TIMEOUT) {
+                return new InstanceUnreachable(instance, "the coordinator of " + instance + " did not answer within " + timeoutMs + " ms");
+            }
+            return new IllegalStateException(instance + ": " + reply.getMessage() + " (code " + reply.failureCode() + ")");
+        }
+        return failure;
+    }
+}

@@ -1,0 +1,66 @@
+package io.kvpager.cli.status;
+
+import io.kvpager.CacheStats;
+import io.kvpager.PoolStats;
+import io.kvpager.RankStats;
+import io.kvpager.cli.ByteSize;
+import io.kvpager.cli.TextTable;
+import java.util.List;
+
+/**
+ * Turns instances' stats into text: one row per instance (state, limit, mapped memory, reserve,
+ * blocks in use, misses, ranks up), then one row per rank (health, device, pages, handles, device
+ * memory). Memory figures are per rank, as limits are.
+ */
+public final class StatusTable {
+
+    private StatusTable() {
+    }
+
+    public static String render(List<InstanceStatus> instances) {
+        if (instances.isEmpty()) {
+            return "no cache instances\n";
+        }
+        TextTable caches = new TextTable("instance", "state", "ranks up", "limit/rank", "mapped/rank", "reserve", "in use",
+                "used blocks", "allocs", "misses");
+        TextTable ranks = new TextTable("instance", "rank", "health", "device", "mapped pages", "handles", "device used",
+                "device total");
+        StringBuilder problems = new StringBuilder();
+        for (InstanceStatus status : instances) {
+            CacheStats stats = status.stats();
+            if (stats == null) {
+                caches.row(status.instance(), "unreachable", "-", "-", "-", "-", "-", "-", "-", "-");
+                problems.append(status.instance()).append(": ").append(status.failure()).append('\n');
+                continue;
+            }
+            PoolStats pool = stats.pool();
+            long up = stats.ranks().stream().filter(RankStats::up).count();
+            caches.row(stats.instance(), stats.state(), up + "/" + stats.ranks().size(),
+                    ByteSize.format(pool.limitPages() * pool.bytesPerPage()), ByteSize.format(pool.mappedBytesPerRank()),
+                    pool.reservePages() + " pages", pool.inUsePages() + " pages", pool.usedBlocks(), pool.allocs(), pool.missCount());
+            for (RankStats rank : stats.ranks()) {
+                ranks.row(stats.instance(), rank.rank(), rank.up() ? "up" : "down", rank.up() ? rank.device() : "-",
+                        rank.up() ? rank.mappedPages() : "-", rank.up() ? rank.handles() : "-",
+                        rank.up() ? ByteSize.format(rank.deviceUsedBytes()) : "-",
+                        rank.up() ? ByteSize.format(rank.deviceTotalBytes()) : "-");
+                if (!rank.up() && rank.failure() != null) {
+                    problems.append(stats.instance()).append(' ').append(rank.failure()).append('\n');
+                }
+            }
+            if (stats.startFailure() != null) {
+                problems.append(stats.instance()).append(" start failed: ").append(stats.startFailure()).append('\n');
+            }
+            if (stats.refillFailure() != null) {
+                problems.append(stats.instance()).append(" refill failed: ").append(stats.refillFailure()).append('\n');
+            }
+        }
+        StringBuilder out = new StringBuilder(caches.render());
+        if (ranks.rows() > 0) {
+            out.append('\n').append(ranks.render());
+        }
+        if (!problems.isEmpty()) {
+            out.append('\n').append(problems);
+        }
+        return out.toString();
+    }
+}

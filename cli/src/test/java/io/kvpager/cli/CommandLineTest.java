@@ -1,0 +1,143 @@
+package io.kvpager.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import io.kvpager.spi.DeviceFactory;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+
+/** Parsing, help and usage errors of every command, through the same entry point as {@code main}. */
+class CommandLineTest {
+
+    record Run(int exitCode, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine commandLine = KvPager.commandLine(new KvPager());
+        commandLine.setOut(new PrintWriter(out, true));
+        commandLine.setErr(new PrintWriter(err, true));
+        int code = commandLine.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void helpListsTheCommands() {
+        Run run = run("--help");
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).contains("Usage: kvpager").contains("demo").contains("status").contains("top").contains("limit")
+                .contains("worker").contains("coordinator");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"demo", "status", "top", "limit", "worker", "coordinator"})
+    void everyCommandHasHelp(String command) {
+        Run run = run(command, "--help");
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).startsWith("Usage: kvpager " + command);
+        assertThat(run.err()).isEmpty();
+    }
+
+    @Test
+    void versionComesFromTheBuild() {
+        Run run = run("--version");
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).startsWith("kvpager ");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "",
+        "frobnicate",
+        "demo --bogus",
+        "demo --duration soon",
+        "demo --duration 100ms",
+        "demo --models 7b,405b",
+        "demo --models 7b,7b",
+        "demo --tp 0",
+        "demo --capacity lots",
+        "demo --capacity 100MiB",
+        "demo --limit 7b",
+        "demo --limit 405b=1GiB",
+        "demo --device tpu",
+        "demo --metrics-port 70000",
+        "limit",
+        "limit model-7b",
+        "limit model-7b 12XB",
+        "limit bad.name 1GiB",
+        "limit model-7b 1GiB --revision -1",
+        "status --timeout never",
+        "top --frames -1",
+        "worker --tp 0",
+        "worker --instance a.b --tp 0",
+        "worker --instance a --tp -1",
+        "worker --instance a --tp 0 --gpu -1",
+        "worker --instance a --tp 0 --cluster-port 70000",
+        "coordinator --instance a --tp 0",
+        "coordinator --instance a"})
+    void badArgumentsGiveOneLineAndExitCode2(String args) {
+        Run run = run(args.isEmpty() ? new String[0] : args.split(" "));
+        assertThat(run.exitCode()).as("exit code of '%s'", args).isEqualTo(2);
+        assertThat(run.err().strip()).as("stderr of '%s'", args).isNotEmpty().doesNotContain("\n").startsWith("kvpager");
+        assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void aBadSizeSaysWhatASizeLooksLike() {
+        assertThat(run("limit", "model-7b", "12XB").err()).contains("'12XB' is not a size").contains("40GiB");
+    }
+
+    @Test
+    void workerValidatesItsOptionsThenSaysClusteringIsNotHereYet() {
+        Run run = run("worker", "--instance", "llama", "--pp", "0", "--tp", "1", "--device", "sim", "--gpu", "1");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err().strip()).doesNotContain("\n").contains("worker llama pp0/tp1 on sim:1").contains("cluster manager");
+    }
+
+    @Test
+    void coordinatorValidatesItsOptionsThenSaysClusteringIsNotHereYet() {
+        Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--cluster-name", "test", "--cluster-port", "5701");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err().strip()).doesNotContain("\n").contains("coordinator llama (tp 2, pp 1)")
+                .contains("cluster 'test' at 127.0.0.1:5701").contains("cluster manager");
+    }
+
+    @Test
+    void aProcessOfItsOwnSaysItReachesOnlyItsOwnCaches() {
+        Run status = run("status");
+        assertThat(status.exitCode()).isEqualTo(1);
+        assertThat(status.err().strip()).doesNotContain("\n")
+                .startsWith("kvpager status: no cache instances found; this process reaches only caches it runs itself")
+                .contains("cluster manager");
+        Run limit = run("limit", "model-7b", "40GiB");
+        assertThat(limit.exitCode()).isEqualTo(1);
+        assertThat(limit.err().strip()).doesNotContain("\n")
+                .startsWith("kvpager limit: no coordinator for instance model-7b at kvpager.model-7b.coordinator; this process")
+                .contains("cluster manager");
+    }
+
+    @Test
+    void cudaWithoutAGpuFailsFastSayingWhy() {
+        Assumptions.assumeTrue(cudaUnavailable(), "this machine has a usable GPU");
+        Run worker = run("worker", "--instance", "llama", "--tp", "0", "--device", "cuda");
+        Run demo = run("demo", "--device", "cuda");
+        for (Run run : new Run[] {worker, demo}) {
+            assertThat(run.exitCode()).isEqualTo(2);
+            assertThat(run.err().strip()).doesNotContain("\n").containsIgnoringCase("cuda");
+        }
+    }
+
+    private static boolean cudaUnavailable() {
+        try {
+            return DeviceFactory.forKind("cuda").unavailableReason().isPresent();
+        } catch (IllegalArgumentException notInstalled) {
+            return true;
+        }
+    }
+}

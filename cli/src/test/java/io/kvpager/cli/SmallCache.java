@@ -1,0 +1,31 @@
+package io.kvpager.cli;
+
+import io.kvpager.KvCache;
+import io.kvpager.KvCacheOptions;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.util.concurrent.TimeUnit;
+
+/** A small cache for tests: tp 2 local workers on a simulated GPU of its own. */
+final class SmallCache {
+
+    private SmallCache() {
+    }
+
+    static KvCacheOptions options(String instance) {
+        return new KvCacheOptions()
+                .setInstance(instance)
+                .setTp(2)
+                .setLayers(2)
+                .setBlockBytes(64 << 10)
+                .setPages(16)
+                .setLocalWorkers(true)
+                .setDevice("sim")
+                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
+                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", instance + "-" + System.nanoTime()));
+    }
+
+    static KvCache deploy(Vertx vertx, String instance) throws Exception {
+        return KvCache.deploy(vertx, options(instance)).await(30, TimeUnit.SECONDS);
+    }
+}

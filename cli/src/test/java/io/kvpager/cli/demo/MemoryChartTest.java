@@ -1,0 +1,44 @@
+package io.kvpager.cli.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MemoryChartTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void writesAPngOfEveryModel() throws IOException {
+        MemoryTimeline a = new MemoryTimeline();
+        MemoryTimeline b = new MemoryTimeline();
+        for (int i = 0; i <= 20; i++) {
+            a.sample(i, (long) i << 30);
+            b.sample(i, (long) (20 - i) << 30);
+        }
+        Path file = dir.resolve("charts/memory.png");
+        MemoryChart.write(file, "test", List.of("7b", "70b"), List.of(a, b), 141L << 30, 47L << 30);
+        assertThat(file).isNotEmptyFile();
+        var image = ImageIO.read(file.toFile());
+        assertThat(image.getWidth()).isEqualTo(1000);
+        assertThat(image.getHeight()).isEqualTo(560);
+    }
+
+    @Test
+    void refusesTimelinesOfDifferentLengths() {
+        MemoryTimeline a = new MemoryTimeline();
+        MemoryTimeline b = new MemoryTimeline();
+        a.sample(0, 1);
+        assertThatThrownBy(() -> MemoryChart.write(dir.resolve("x.png"), "t", List.of("a", "b"), List.of(a, b), 10, 5))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(Files.exists(dir.resolve("x.png"))).isFalse();
+    }
+}

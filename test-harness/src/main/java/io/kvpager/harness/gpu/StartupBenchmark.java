@@ -1,0 +1,71 @@
+package io.kvpager.harness.gpu;
+
+import io.kvpager.Layout;
+import io.kvpager.impl.RankWorkers;
+import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Start-up of one rank: {@code create-tensors} for 64 layer tensors (32 layers × K and V) of
+ * 16 GiB virtual each, timed from request to reply, with and without zero-page backing, and
+ * {@code destroy-tensors} after it.
+ */
+final class StartupBenchmark {
+
+    static final int LAYERS = 32;
+    static final int KV_BUFFERS = 2;
+    static final long PAGE_BYTES = 2L << 20;
+    static final int PAGES = (int) ((16L << 30) / PAGE_BYTES);
+
+    /** One start-up; {@code failure} is the worker's answer where create-tensors failed. */
+    record Row(Layout layout, boolean zeroPage, double createMs, double destroyMs, String failure) {
+    }
+
+    private final Vertx vertx;
+
+    StartupBenchmark(Vertx vertx) {
+        this.vertx = vertx;
+    }
+
+    List<Row> run() {
+        List<Row> rows = new ArrayList<>();
+        WorkerConfig config = new WorkerConfig("startup", 0, 0, "cuda", 0);
+        String deployment = Await.of(RankWorkers.deploy(vertx, config));
+        try {
+            int group = 0;
+            for (Layout layout : Layout.values()) {
+                for (boolean zeroPage : new boolean[] {false, true}) {
+                    JsonObject body = new JsonObject().put("group", group).put("layers", LAYERS)
+                            .put("kvBuffers", KV_BUFFERS).put("blockBytes", PAGE_BYTES).put("pageBytes", PAGE_BYTES)
+                            .put("pages", PAGES).put("layout", layout.name()).put("zeroPage", zeroPage);
+                    long t0 = System.nanoTime();
+                    String failure = null;
+                    try {
+                        request(config, "create-tensors", body);
+                    } catch (RuntimeException e) {
+                        failure = e.getMessage();
+                    }
+                    long t1 = System.nanoTime();
+                    request(config, "destroy-tensors", new JsonObject().put("group", group));
+                    long t2 = System.nanoTime();
+                    rows.add(new Row(layout, zeroPage, (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure));
+                    System.out.printf("  %-10s zeroPage=%-5s create %.1f ms, destroy %.1f ms%s%n", layout, zeroPage,
+                            (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure == null ? "" : ", FAILED: " + failure);
+                    group++;
+                }
+            }
+        } finally {
+            Await.of(vertx.undeploy(deployment));
+        }
+        return rows;
+    }
+
+    private void request(WorkerConfig config, String action, JsonObject body) {
+        Await.of(vertx.eventBus().request(config.address(), body,
+                new DeliveryOptions().addHeader("action", action).setSendTimeout(600_000)));
+    }
+}
