@@ -42,6 +42,8 @@ import java.util.TreeMap;
 public final class RankWorkerVerticle extends VerticleBase {
 
     private static final Logger LOG = LoggerFactory.getLogger(RankWorkerVerticle.class);
+    /** The longest requestId taken; a coordinator's are under 64 characters. */
+    static final int MAX_REQUEST_ID = 256;
 
     private final DeviceSource source;
     private final AnswerCache answers = new AnswerCache(AnswerCache.DEFAULT_CAPACITY);
@@ -195,17 +197,26 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
     }
 
-    /** Map and unmap: a repeated requestId gets the first answer and changes nothing. */
+    /**
+     * Map and unmap: a repeated requestId gets the first answer and changes nothing. Only a request
+     * that names a group with tensors and valid page ids is remembered, and by what it asks (action,
+     * group, pages), so that an answer kept is small whatever else a sender put in the body: a
+     * hostile sender cannot make the bounded cache hold its oversized ids and arrays. A request
+     * refused before that changed nothing; retried, it is judged afresh.
+     */
     private Answer once(WorkerAction action, RequestBody body, Request request) {
-        String requestId = body.requireString("requestId");
-        JsonObject fingerprint = new JsonObject().put("action", action.wireName()).put("body", body.json());
+        String requestId = body.requireId("requestId", MAX_REQUEST_ID);
+        GroupTensors tensors = tensors(body, request);
+        int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
+        JsonObject fingerprint = new JsonObject().put("action", action.wireName()).put("group", request.group)
+                .put("pages", ids(pages));
         Answer first = answers.answered(requestId, fingerprint);
         if (first != null) {
             return first;
         }
         Answer answer;
         try {
-            answer = Answer.reply(action == WorkerAction.MAP ? map(body, request) : unmap(body, request));
+            answer = Answer.reply(action == WorkerAction.MAP ? map(tensors, pages) : unmap(tensors, pages));
         } catch (Throwable e) {
             answer = failure(request, e);
         }
@@ -244,16 +255,12 @@ public final class RankWorkerVerticle extends VerticleBase {
                 .put("standingBytes", tensors.standingBytes());
     }
 
-    private JsonObject map(RequestBody body, Request request) {
-        GroupTensors tensors = tensors(body, request);
-        int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
+    private static JsonObject map(GroupTensors tensors, int[] pages) {
         tensors.map(pages);
         return new JsonObject().put("mapped", ids(pages));
     }
 
-    private JsonObject unmap(RequestBody body, Request request) {
-        GroupTensors tensors = tensors(body, request);
-        int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
+    private static JsonObject unmap(GroupTensors tensors, int[] pages) {
         tensors.unmap(pages);
         return new JsonObject().put("unmapped", ids(pages));
     }

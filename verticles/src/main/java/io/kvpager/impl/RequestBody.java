@@ -96,6 +96,16 @@ final class RequestBody {
         return s;
     }
 
+    /** A required non-empty string field of at most {@code maxLength} characters. */
+    String requireId(String name, int maxLength) {
+        String id = requireString(name);
+        if (id.length() > maxLength) {
+            throw new IllegalArgumentException(path + name + " is " + id.length() + " characters long; at most " + maxLength
+                    + " are taken");
+        }
+        return id;
+    }
+
     /** An optional boolean field. */
     boolean optionalBoolean(String name, boolean absent) {
         Object value = json.getValue(name);

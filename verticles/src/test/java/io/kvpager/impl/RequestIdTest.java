@@ -79,13 +79,72 @@ class RequestIdTest {
                 .compose(mapped -> rank.fails(WorkerAction.UNMAP, pages(1, "r", 2)))
                 .compose(failure -> {
                     assertThat(failure.failureCode()).isEqualTo(400);
-                    assertThat(failure.getMessage()).startsWith("pp0/tp1: requestId 'r' was already used for another request: ");
+                    assertThat(failure.getMessage()).startsWith("pp0/tp1 group 1: requestId 'r' was already used for another request: ");
                     assertThat(rank.sim().handlesAlive()).isEqualTo(1);
                     return rank.fails(WorkerAction.MAP, pages(1, "r", 3));
                 })
                 .onComplete(test.succeeding(failure -> test.verify(() -> {
                     assertThat(failure.failureCode()).isEqualTo(400);
                     assertThat(rank.sim().handlesAlive()).isEqualTo(1);
+                    test.completeNow();
+                })));
+    }
+
+    @Test
+    void aRetryIsKnownByWhatItAsksNotByTheRestOfItsBody(Vertx vertx, VertxTestContext test) {
+        SimRank rank = new SimRank(vertx);
+        rank.deploy()
+                .compose(id -> rank.send(WorkerAction.CREATE_TENSORS, tensors(1, Layout.PAGE_MAJOR, 8)))
+                .compose(created -> rank.send(WorkerAction.MAP, pages(1, "k", 2, 5)))
+                .compose(first -> {
+                    int calls = rank.device().calls().size();
+                    // the same group and pages: the same request, whatever else the body carries
+                    JsonObject retry = pages(1, "k", 2, 5).put("tp", 1).put("note", "x".repeat(10_000));
+                    return rank.send(WorkerAction.MAP, retry).map(again -> {
+                        assertThat(again).isEqualTo(first);
+                        assertThat(rank.device().calls()).as("no device call for a retried request").hasSize(calls);
+                        return again;
+                    });
+                })
+                .onComplete(test.succeeding(again -> test.verify(test::completeNow)));
+    }
+
+    @Test
+    void aRefusedRequestIsNotRememberedSoItsIdMayCarryTheRequestItWasMeantFor(Vertx vertx, VertxTestContext test) {
+        SimRank rank = new SimRank(vertx);
+        JsonArray huge = new JsonArray();
+        for (int i = 0; i < 100_000; i++) {
+            huge.add(i);
+        }
+        rank.deploy()
+                .compose(id -> rank.send(WorkerAction.CREATE_TENSORS, tensors(1, Layout.PAGE_MAJOR, 8)))
+                // refused before anything happened: a group without tensors, then page ids by the hundred thousand
+                .compose(created -> rank.fails(WorkerAction.MAP, pages(9, "h").put("pages", huge)))
+                .compose(noTensors -> {
+                    assertThat(noTensors.failureCode()).isEqualTo(404);
+                    return rank.fails(WorkerAction.MAP, pages(1, "h").put("pages", huge));
+                })
+                .compose(tooMany -> {
+                    assertThat(tooMany.failureCode()).isEqualTo(400);
+                    return rank.send(WorkerAction.MAP, pages(1, "h", 3));
+                })
+                .onComplete(test.succeeding(mapped -> test.verify(() -> {
+                    assertThat(mapped.getJsonArray("mapped")).isEqualTo(new JsonArray().add(3));
+                    assertThat(rank.sim().handlesAlive()).isEqualTo(1);
+                    test.completeNow();
+                })));
+    }
+
+    @Test
+    void anOversizedRequestIdIs400(Vertx vertx, VertxTestContext test) {
+        SimRank rank = new SimRank(vertx);
+        rank.deploy()
+                .compose(id -> rank.send(WorkerAction.CREATE_TENSORS, tensors(1, Layout.PAGE_MAJOR, 8)))
+                .compose(created -> rank.fails(WorkerAction.MAP, pages(1, "r".repeat(257), 3)))
+                .onComplete(test.succeeding(failure -> test.verify(() -> {
+                    assertThat(failure.failureCode()).isEqualTo(400);
+                    assertThat(failure.getMessage()).isEqualTo("pp0/tp1: requestId is 257 characters long; at most 256 are taken");
+                    assertThat(rank.sim().handlesAlive()).isZero();
                     test.completeNow();
                 })));
     }

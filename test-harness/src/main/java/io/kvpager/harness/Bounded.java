@@ -1,0 +1,67 @@
+package io.kvpager.harness;
+
+import io.vertx.core.Future;
+
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Waiting on a future from a thread outside Vert.x, never longer than a bound: a future that does
+ * not complete in time is a {@link StuckFuture}, and says so instead of hanging the run.
+ */
+public final class Bounded {
+
+    private Bounded() {
+    }
+
+    /**
+     * The result of {@code future}.
+     *
+     * @param what the awaited operation in words, for the failure
+     * @throws StuckFuture when it has not completed within {@code bound}
+     * @throws RuntimeException the future's failure (wrapped in an {@link IllegalStateException} when checked)
+     */
+    public static <T> T await(Future<T> future, Duration bound, String what) {
+        try {
+            return get(future, bound, what);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(what + " failed", e.getCause());
+        }
+    }
+
+    /**
+     * The failure of {@code future}, which must fail within {@code bound}.
+     *
+     * @throws StuckFuture when it has not completed within {@code bound}
+     * @throws IllegalStateException when it succeeded
+     */
+    public static Throwable failure(Future<?> future, Duration bound, String what) {
+        Object result;
+        try {
+            result = get(future, bound, what);
+        } catch (ExecutionException e) {
+            return e.getCause();
+        }
+        throw new IllegalStateException(what + " was expected to fail but succeeded with " + result);
+    }
+
+    private static <T> T get(Future<T> future, Duration bound, String what) throws ExecutionException {
+        try {
+            return future.toCompletionStage().toCompletableFuture().get(bound.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new StuckFuture(what + " did not complete within " + bound.toMillis() + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for " + what, e);
+        }
+    }
+
+    /** A future that did not complete within its bound. */
+    public static final class StuckFuture extends IllegalStateException {
+        public StuckFuture(String message) {
+            super(message);
+        }
+    }
+}
