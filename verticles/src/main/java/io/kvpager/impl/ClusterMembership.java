@@ -11,6 +11,7 @@ import io.vertx.core.spi.cluster.RegistrationInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +33,8 @@ import java.util.function.Consumer;
 public final class ClusterMembership {
 
     private static final Logger log = LoggerFactory.getLogger(ClusterMembership.class);
-    private static final Map<ClusterManager, ClusterMembership> INSTALLED = new WeakHashMap<>();
+    /** Weak both ways: the cluster manager's listener holds the membership, and nothing here should hold the manager. */
+    private static final Map<ClusterManager, WeakReference<ClusterMembership>> INSTALLED = new WeakHashMap<>();
 
     private final ClusterManager manager;
     private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
@@ -55,11 +57,14 @@ public final class ClusterMembership {
      * safely published) before the cluster manager's threads start.
      */
     public static synchronized ClusterMembership of(ClusterManager manager) {
-        return INSTALLED.computeIfAbsent(manager, m -> {
-            ClusterMembership membership = new ClusterMembership(m);
-            m.nodeListener(membership.listener());
-            return membership;
-        });
+        WeakReference<ClusterMembership> installed = INSTALLED.get(manager);
+        ClusterMembership membership = installed == null ? null : installed.get();
+        if (membership == null) {
+            membership = new ClusterMembership(manager);
+            manager.nodeListener(membership.listener());
+            INSTALLED.put(manager, new WeakReference<>(membership));
+        }
+        return membership;
     }
 
     private NodeListener listener() {
