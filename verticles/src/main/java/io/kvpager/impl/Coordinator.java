@@ -277,11 +277,6 @@ public final class Coordinator {
         return rejoin.lost();
     }
 
-    /** Which cluster node serves each rank; for tests. */
-    public RankNodes nodes() {
-        return nodes;
-    }
-
     /**
      * Stops the refill and the start, lets background work in flight finish, and destroys the
      * tensors on every rank (which unmaps every page). A rank without a worker, without tensors, or

@@ -103,16 +103,6 @@ public final class RankNodes {
         });
     }
 
-    /** The ranks whose node has left and that no live node serves yet, in rank order. */
-    public List<RankTarget> departed() {
-        return List.copyOf(departed.keySet());
-    }
-
-    /** The nodes known to serve {@code rank}, empty when not known (yet). */
-    public List<String> nodesOf(RankTarget rank) {
-        return nodes.getOrDefault(rank, List.of());
-    }
-
     /** Stops following the membership. */
     public void close() {
         unsubscribe.run();
