@@ -25,31 +25,9 @@ public final class Bounded {
      */
     public static <T> T await(Future<T> future, Duration bound, String what) {
         try {
-            return get(future, bound, what);
+            return future.toCompletionStage().toCompletableFuture().get(bound.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(what + " failed", e.getCause());
-        }
-    }
-
-    /**
-     * The failure of {@code future}, which must fail within {@code bound}.
-     *
-     * @throws StuckFuture when it has not completed within {@code bound}
-     * @throws IllegalStateException when it succeeded
-     */
-    public static Throwable failure(Future<?> future, Duration bound, String what) {
-        Object result;
-        try {
-            result = get(future, bound, what);
-        } catch (ExecutionException e) {
-            return e.getCause();
-        }
-        throw new IllegalStateException(what + " was expected to fail but succeeded with " + result);
-    }
-
-    private static <T> T get(Future<T> future, Duration bound, String what) throws ExecutionException {
-        try {
-            return future.toCompletionStage().toCompletableFuture().get(bound.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             throw new StuckFuture(what + " did not complete within " + bound.toMillis() + " ms");
         } catch (InterruptedException e) {

@@ -35,12 +35,4 @@ public final class CoordinatorView {
         });
         return promise.future();
     }
-
-    /** Fails with the ledger's first broken invariant, if any. */
-    public Future<Void> checkInvariants() {
-        return call(c -> {
-            c.ledger().checkInvariants();
-            return null;
-        });
-    }
 }

@@ -128,11 +128,6 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
         });
     }
 
-    /** The handles every rank of the pool holds for the ledger's mapped pages. */
-    public long believedHandlesPerRank() {
-        return (long) ledger.mappedPages() * geometry.handlesPerPageId();
-    }
-
     /** Everything that does not add up, in words; empty when the devices hold what the ledger believes. */
     public List<String> disagreements() {
         List<String> out = new ArrayList<>();

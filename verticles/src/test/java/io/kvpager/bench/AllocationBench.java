@@ -72,21 +72,37 @@ public final class AllocationBench {
             Context context = local.verticle().context();
             BurstyTrace trace = new BurstyTrace(seed, 0.3, 3.0, 1.0 / 2_000, 1.0 / 100);
             return on(context, () -> new ServingLoop(vertx, cache, local.verticle().coordinator().ledger(), trace, warmup)
-                    .run(steps, 1)).compose(loop -> cache.stats().compose(stats -> {
-                        check(stats);
-                        return cache.close();
-                    }).map(loop));
+                    .run(steps, 1)).compose(loop -> agreed(vertx, cache, 100).compose(v -> cache.close()).map(loop));
         });
     }
 
-    /** Every rank holds what the pool counts: the benchmark's figures mean nothing otherwise. */
-    private static void check(CacheStats stats) {
+    /**
+     * Every rank holds what the pool counts: the benchmark's figures mean nothing otherwise. The
+     * stats are no snapshot (a background refill or release may land between the pool's figures
+     * and the ranks' answers), so a disagreement is asked again, every 10 ms, {@code tries} times.
+     */
+    private static Future<Void> agreed(Vertx vertx, KvCache cache, int tries) {
+        return cache.stats().compose(stats -> {
+            String wrong = disagreement(stats);
+            if (wrong == null) {
+                return Future.succeededFuture();
+            }
+            if (tries <= 1) {
+                return Future.failedFuture(new IllegalStateException(wrong));
+            }
+            Promise<Void> later = Promise.promise();
+            vertx.setTimer(10, t -> agreed(vertx, cache, tries - 1).onComplete(later));
+            return later.future();
+        });
+    }
+
+    private static String disagreement(CacheStats stats) {
         for (var rank : stats.ranks()) {
             if (rank.mappedPages() != stats.pool().mappedPages()) {
-                throw new IllegalStateException(rank.rank() + " maps " + rank.mappedPages() + " pages, the pool "
-                        + stats.pool().mappedPages());
+                return rank.rank() + " maps " + rank.mappedPages() + " pages, the pool " + stats.pool().mappedPages();
             }
         }
+        return null;
     }
 
     /** Fan-out and floor figures, in microseconds; {@code statsP50[n - 1]} is a stats fan-out to {@code n} ranks. */

@@ -481,9 +481,10 @@ public final class HostileMessages {
     }
 
     private JsonArray withElement(JsonArray array, Object element) {
-        JsonArray copy = array.copy();
-        copy.getList().add(random.nextInt(copy.size() + 1), element);
-        return copy;
+        List<Object> list = new ArrayList<>(array.size() + 1);
+        array.forEach(list::add);
+        list.add(random.nextInt(list.size() + 1), element);
+        return new JsonArray(list);
     }
 
     /** {@code n} random ints below {@code bound}. */

@@ -1,6 +1,7 @@
 package io.kvpager.harness.soak;
 
 import io.kvpager.Layout;
+import io.kvpager.harness.Bounded;
 import io.vertx.core.Vertx;
 
 import java.time.Duration;
@@ -32,8 +33,7 @@ public final class SoakMain {
             System.out.println("soak failed: " + e.getMessage());
             e.printStackTrace();
         } finally {
-            vertx.close().toCompletionStage().toCompletableFuture().orTimeout(Duration.ofSeconds(30).toSeconds(),
-                    java.util.concurrent.TimeUnit.SECONDS).join();
+            Bounded.await(vertx.close(), Duration.ofSeconds(30), "closing Vert.x");
         }
         System.exit(status);
     }

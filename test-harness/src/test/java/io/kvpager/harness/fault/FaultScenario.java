@@ -90,6 +90,7 @@ final class FaultScenario {
             if (c.kind().inDriver()) {
                 assertThat(ranks.faults(rank).firedTotal()).as("the fault fired").isEqualTo(1);
             }
+            assertThat(tap.dropped()).as("the rank's answer was dropped").isEqualTo(c.kind() == FaultKind.REPLY_LOST);
 
             tap.clear();
             ranks.clearFaults();
