@@ -124,6 +124,18 @@ class KvCacheOptionsTest {
     }
 
     @Test
+    void theDefaultConfigFileLoadsAndValidates(Vertx vertx, VertxTestContext test) {
+        KvCacheOptions.load(vertx, Path.of("..", "config", "kvpager.json").toString())
+                .onComplete(test.succeeding(o -> test.verify(() -> {
+                    o.validate();
+                    assertThat(o.getInstance()).isEqualTo("model-0");
+                    assertThat(o.getLayout()).isEqualTo(Layout.PAGE_MAJOR);
+                    assertThat(o.geometry().blocksPerPage()).isEqualTo(32);
+                    test.completeNow();
+                })));
+    }
+
+    @Test
     void loadReadsTheFileAndLetsSystemPropertiesOverrideIt(Vertx vertx, VertxTestContext test, @TempDir Path dir) throws IOException {
         Path file = dir.resolve("kvpager.json");
         Files.writeString(file, new JsonObject().put("instance", "from-file").put("tp", 2).put("layers", 4)
