@@ -13,7 +13,8 @@ import java.util.Map;
  * @param inUsePages pages holding at least one used block
  * @param reservePages mapped idle pages ready to be handed out
  * @param reclaimedPages empty mapped pages waiting for their fence to retire
- * @param quarantinedPages pages whose state on some rank is unknown; never handed out
+ * @param quarantinedPages pages whose state on some rank is unknown; not handed out until
+ *     every rank confirms them released
  * @param freePages unmapped pages
  * @param usedBlocks blocks handed out
  * @param limitPages the memory limit in whole pages

@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The insides of one cache: its {@link PageLedger}, the fan-out that maps its pages on every rank,
- * the start that creates the tensors, and the background refill. Everything here runs on the
+ * the start that creates the tensors, the background refill, and the sweep that recovers
+ * quarantined pages ({@link QuarantineSweep}). Everything here runs on the
  * coordinator verticle's context, one call at a time, because the ledger is single-threaded; the
  * mapper's stages complete on that context too, since the event-bus replies arrive there.
  *
@@ -64,6 +65,7 @@ public final class Coordinator {
     private final AtomicLong fenceIds = new AtomicLong();
     private final Map<Long, Long> ledgerFences = new HashMap<>();
     private final ReserveRefill refill;
+    private final QuarantineSweep sweep;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
@@ -94,6 +96,7 @@ public final class Coordinator {
                 options.getTensorsPollMs(), true);
         this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(), name,
                 Coordinator::asKvPagerException);
+        this.sweep = new QuarantineSweep(vertx, ledger, fanOut, budget, options.getRefillIntervalMs(), name);
     }
 
     /** The {@code create-tensors} body of this pool, without the group (the fan-out adds it). */
@@ -112,7 +115,7 @@ public final class Coordinator {
         return pool;
     }
 
-    /** Creates the tensors on every rank, opens the GPUs' budgets, and starts the refill. */
+    /** Creates the tensors on every rank, opens the GPUs' budgets, and starts the refill and the sweep. */
     public Future<Void> start() {
         if (ready != null) {
             return ready;
@@ -121,6 +124,7 @@ public final class Coordinator {
         ready.onSuccess(v -> {
             if (closing == null) {
                 refill.start();
+                sweep.start();
             }
         }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
         return ready;
@@ -290,10 +294,11 @@ public final class Coordinator {
         Promise<Void> promise = Promise.promise();
         closing = promise.future();
         refill.stop();
+        sweep.stop();
         if (ready != null) {
             tensorStart.cancel();
         }
-        refill.after(() -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject())).map(replies -> {
+        refill.after(() -> sweep.idle().transform(swept -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject()))).map(replies -> {
             List<io.kvpager.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
                 if (!reply.succeeded() && reply.code() != FailureCode.NO_RANK && reply.code() != FailureCode.NO_TENSORS

@@ -29,7 +29,8 @@ import java.util.concurrent.CompletionStage;
  * every rank that answered and to every rank that timed out: a worker serves its requests one at a
  * time, so the compensation runs after the late request on that rank, and a 409 from a timed-out
  * rank means the request never took effect there. If the compensation fails too, the batch's state
- * on the ranks is unknown: its pages are quarantined, never to be handed out again.
+ * on the ranks is unknown: its pages are quarantined, not to be handed out again until the
+ * {@link QuarantineSweep} finds them released on every rank.
  *
  * <p>A rank that answers with no worker or no tensors is noted lost in the {@link RankRejoin}, and
  * every map and unmap first brings lost ranks back; while one cannot come back, nothing is sent
@@ -188,7 +189,7 @@ public final class FanOutMapper implements PageMapper {
      * Whether {@code confirmed} holds the batch's pages, each once, in any order: a bit per page of
      * the batch instead of two sets of boxed ids, since every map and unmap reply is checked.
      */
-    private static boolean confirms(JsonArray confirmed, int[] batch) {
+    static boolean confirms(JsonArray confirmed, int[] batch) {
         if (confirmed == null || confirmed.size() != batch.length) {
             return false;
         }

@@ -9,6 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -318,6 +319,62 @@ final class GroupTensors {
         } catch (RuntimeException e) {
             LOG.warn("group {}: giving back {} earlier unmapped handles failed again: {}", group, unreleased.size(), e.getMessage());
         }
+    }
+
+    /**
+     * Brings every page id in {@code ids} back to the idle state, whatever state a failure left it
+     * in: each real handle is unmapped and given back, and the zero page, when there is one, fills
+     * every slot again. Pages already idle are left alone. Not all or nothing, and need not be: each
+     * step moves a page toward idle, so after a failure the same request finishes the job. This is
+     * how the coordinator recovers pages it quarantined, whose state here it could not know.
+     *
+     * @return the pages that held physical memory here
+     * @throws RankFailure the driver's failure, naming the page it happened at; the pages before it are idle
+     */
+    int[] release(int[] ids) {
+        requireUsable();
+        int[] released = new int[ids.length];
+        int n = 0;
+        if (ids.length == 0) {
+            return released;
+        }
+        // a kernel may still read them
+        device.synchronize();
+        long bytes = ranges.slotBytes();
+        int current = RankFailure.NO_PAGE;
+        try {
+            for (int p : ids) {
+                PageHandles page = pages[p];
+                if (page == null) {
+                    continue;
+                }
+                current = p;
+                if (page.realCount() > 0) {
+                    released[n++] = p;
+                }
+                for (int s = 0; s < page.slots(); s++) {
+                    long address = ranges.slotAddress(p, s);
+                    if (page.real(s)) {
+                        long handle = page.handle(s);
+                        device.unmap(address, bytes);
+                        page.clearReal(s);
+                        giveBack(handle, p);
+                    }
+                    if (zeroPage && !page.zero(s)) {
+                        mapZero(page, s, address);
+                    }
+                }
+                pages[p] = null;
+            }
+        } catch (RuntimeException e) {
+            throw RankFailure.at(current, e, "release-pages again to finish");
+        }
+        try {
+            retryUnreleased();
+        } catch (RuntimeException e) {
+            LOG.warn("group {}: giving back {} earlier unmapped handles failed again: {}", group, unreleased.size(), e.getMessage());
+        }
+        return Arrays.copyOf(released, n);
     }
 
     /** Maps the zero page at one slot; the slot counts as backed by it once the map succeeded. */

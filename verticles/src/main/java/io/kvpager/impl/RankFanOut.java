@@ -22,7 +22,7 @@ import java.util.UUID;
  * <p>The pool's {@code group} and the target rank's {@code pp} and {@code tp} are written into every
  * body here, last, from the pool this fan-out serves; nothing a caller passes can replace them, and
  * a worker refuses a request whose {@code pp} or {@code tp} is not its own. Each
- * map and unmap request carries a fresh {@code requestId}; the prefix is random per fan-out so a
+ * map, unmap and release-pages request carries a fresh {@code requestId}; the prefix is random per fan-out so a
  * restarted coordinator never collides with a worker's memory of earlier requests.
  *
  * <p>Every request goes through the pool's {@link RankNodes}, which fails it at once when the
@@ -39,6 +39,7 @@ public final class RankFanOut {
     public static final String TENSORS_CREATED = "tensors-created";
     public static final String MAP = "map";
     public static final String UNMAP = "unmap";
+    public static final String RELEASE_PAGES = "release-pages";
     public static final String DESTROY_TENSORS = "destroy-tensors";
     public static final String STATS = "stats";
 
@@ -76,7 +77,7 @@ public final class RankFanOut {
 
     /**
      * Sends {@code action} with {@code fields} to each of {@code ranks}; the rank's pp and tp and the
-     * pool's group are added to every body (no group for {@code stats}), and a requestId to map and unmap. The future never fails:
+     * pool's group are added to every body (no group for {@code stats}), and a requestId to map, unmap and release-pages. The future never fails:
      * it holds one {@link RankReply} per rank, in the order given.
      */
     public Future<List<RankReply>> send(List<RankTarget> ranks, String action, JsonObject fields, long timeoutMs) {
@@ -91,7 +92,7 @@ public final class RankFanOut {
             } else {
                 body.put("group", pool.group());
             }
-            if (MAP.equals(action) || UNMAP.equals(action)) {
+            if (MAP.equals(action) || UNMAP.equals(action) || RELEASE_PAGES.equals(action)) {
                 body.put("requestId", requestPrefix + "-" + (++requests));
             }
             String address = rank.address(pool.instance());

@@ -179,7 +179,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         return switch (action) {
             case CREATE_TENSORS -> Answer.reply(createTensors(body, request));
             case TENSORS_CREATED -> Answer.reply(new JsonObject().put("created", groups.containsKey(group(body, request))));
-            case MAP, UNMAP -> once(action, body, request);
+            case MAP, UNMAP, RELEASE_PAGES -> once(action, body, request);
             case DESTROY_TENSORS -> Answer.reply(destroyTensors(body, request));
             case STATS -> Answer.reply(stats());
             case VIEWS -> Answer.reply(views(body, request));
@@ -198,7 +198,7 @@ public final class RankWorkerVerticle extends VerticleBase {
     }
 
     /**
-     * Map and unmap: a repeated requestId gets the first answer and changes nothing. Only a request
+     * Map, unmap and release-pages: a repeated requestId gets the first answer and changes nothing. Only a request
      * that names a group with tensors and valid page ids is remembered, and by what it asks (action,
      * group, pages), so that an answer kept is small whatever else a sender put in the body: a
      * hostile sender cannot make the bounded cache hold its oversized ids and arrays. A request
@@ -216,7 +216,11 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
         Answer answer;
         try {
-            answer = Answer.reply(action == WorkerAction.MAP ? map(tensors, pages) : unmap(tensors, pages));
+            answer = Answer.reply(switch (action) {
+                case MAP -> map(tensors, pages);
+                case UNMAP -> unmap(tensors, pages);
+                default -> release(tensors, pages);
+            });
         } catch (Throwable e) {
             answer = failure(request, e);
         }
@@ -263,6 +267,11 @@ public final class RankWorkerVerticle extends VerticleBase {
     private static JsonObject unmap(GroupTensors tensors, int[] pages) {
         tensors.unmap(pages);
         return new JsonObject().put("unmapped", ids(pages));
+    }
+
+    /** {@code released}: the pages that held memory here; {@code clean}: every listed page, now unmapped. */
+    private static JsonObject release(GroupTensors tensors, int[] pages) {
+        return new JsonObject().put("released", ids(tensors.release(pages))).put("clean", ids(pages));
     }
 
     private JsonObject destroyTensors(RequestBody body, Request request) {

@@ -10,6 +10,11 @@ public enum WorkerAction {
     MAP("map"),
     /** Give page ids' physical memory back, all or nothing. */
     UNMAP("unmap"),
+    /**
+     * Unmap and release each listed page id that is mapped, or partly mapped, whatever its state;
+     * pages not mapped are left alone. How quarantined pages are recovered.
+     */
+    RELEASE_PAGES("release-pages"),
     /** Unmap everything of a group and free its virtual ranges. */
     DESTROY_TENSORS("destroy-tensors"),
     /** Mapped pages and handles per group, device memory. */

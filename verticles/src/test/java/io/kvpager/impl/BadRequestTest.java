@@ -28,7 +28,7 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 class BadRequestTest {
 
     static Stream<Arguments> badRequests() {
-        String known = "create-tensors, tensors-created, map, unmap, destroy-tensors, stats, views";
+        String known = "create-tensors, tensors-created, map, unmap, release-pages, destroy-tensors, stats, views";
         return Stream.of(
                 arguments("map", "a string", "pp0/tp1: the body must be a JsonObject, got a String"),
                 arguments("map", Buffer.buffer("{\"group\":7}"), "pp0/tp1: the body must be a JsonObject, got a Buffer of 11 bytes"),
@@ -57,6 +57,12 @@ class BadRequestTest {
                 arguments("map", pages(7, "r", 1).put("requestId", null), "pp0/tp1: requestId is required"),
                 arguments("unmap", pages(7, "r", 3).put("requestId", 12), "pp0/tp1: requestId must be a non-empty string, got 12 (Integer)"),
                 arguments("map", pages(7, "", 1), "pp0/tp1: requestId must be a non-empty string, got \"\" (String)"),
+                arguments("release-pages", pages(7, "r", 3, 3), "pp0/tp1 group 7: pages[1] = 3 appears twice in one request"),
+                arguments("release-pages", pages(7, "r", 8), "pp0/tp1 group 7: pages[0] = 8 is out of range; the group has pages 0..7"),
+                arguments("release-pages", pages(7, "r").put("pages", "3"),
+                        "pp0/tp1 group 7: pages must be an array of page ids, got \"3\" (String)"),
+                arguments("release-pages", pages(7, "r", 3).put("group", -1), "pp0/tp1: group must be in 0..2147483647, got -1"),
+                arguments("release-pages", pages(7, "r", 3).put("requestId", null), "pp0/tp1: requestId is required"),
                 arguments("map", pages(7, "r", 1).put("pp", 1), "pp0/tp1: the request is for pp1 but reached pp0/tp1"),
                 arguments("unmap", pages(7, "r", 3).put("tp", 0), "pp0/tp1: the request is for tp0 but reached pp0/tp1"),
                 arguments("create-tensors", tensors(8, Layout.PAGE_MAJOR, 8).put("layout", "ROW_MAJOR"),

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.List;
 
@@ -191,6 +192,50 @@ class MapFailureTest {
                 })));
     }
 
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void releasePagesClearsMappedAndPartlyMappedPagesAndLeavesTheRest(boolean zeroPage, Vertx vertx, VertxTestContext test) {
+        SimRank rank = new SimRank(vertx);
+        int zeroSlots = zeroPage ? 8 * 4 : 0;
+        rank.deploy()
+                .compose(id -> rank.send(WorkerAction.CREATE_TENSORS, tensors(6, Layout.PER_LAYER, 8).put("zeroPage", zeroPage)))
+                .compose(created -> rank.send(WorkerAction.MAP, pages(6, "m", 1, 4)))
+                .compose(mapped -> {
+                    // as above: page 2 is left with two of its four tensors mapped (with a zero page, each
+                    // tensor's map first unmaps the zero page there: the undo's unmap is the fifth of page 2)
+                    rank.sim().faults().add(new Fault(DriverCall.ACCESS, null, 2, 3, 1, "CUDA_ERROR_INVALID_VALUE", 0, false));
+                    rank.sim().faults().add(new Fault(DriverCall.UNMAP, null, 2, zeroPage ? 5 : 2, 1, "CUDA_ERROR_UNKNOWN", 0, false));
+                    return rank.fails(WorkerAction.MAP, pages(6, "m2", 2));
+                })
+                .compose(failure -> {
+                    assertThat(failure.getMessage()).contains("rollback incomplete");
+                    return rank.send(WorkerAction.RELEASE_PAGES, pages(6, "r", 5, 2, 1));
+                })
+                .compose(released -> {
+                    assertThat(released).isEqualTo(new JsonObject().put("released", new JsonArray().add(2).add(1))
+                            .put("clean", new JsonArray().add(5).add(2).add(1)));
+                    return rank.send(WorkerAction.STATS, new JsonObject());
+                })
+                .compose(stats -> {
+                    JsonObject group = stats.getJsonObject("groups").getJsonObject("6");
+                    assertThat(group.getInteger("mappedPages")).as("page 4 was not listed").isEqualTo(1);
+                    assertThat(group.getJsonArray("partlyMappedPages")).isEmpty();
+                    assertThat(group.getInteger("handles")).isEqualTo(4 + (zeroPage ? 1 : 0));
+                    assertThat(rank.sim().mappings()).as("page 4's tensors, and the zero page elsewhere")
+                            .hasSize(4 + zeroSlots - (zeroPage ? 4 : 0));
+                    return rank.send(WorkerAction.RELEASE_PAGES, pages(6, "r2", 1, 2));
+                })
+                .compose(again -> {
+                    assertThat(again.getJsonArray("released")).as("nothing left to release").isEmpty();
+                    assertThat(again.getJsonArray("clean")).isEqualTo(new JsonArray().add(1).add(2));
+                    return rank.send(WorkerAction.MAP, pages(6, "m3", 1, 2, 5));
+                })
+                .onComplete(test.succeeding(mapped -> test.verify(() -> {
+                    assertThat(mapped.getJsonArray("mapped")).isEqualTo(new JsonArray().add(1).add(2).add(5));
+                    test.completeNow();
+                })));
+    }
+
     @Test
     void alreadyMappedPageIs409AndNothingOfTheBatchIsMapped(Vertx vertx, VertxTestContext test) {
         SimRank rank = new SimRank(vertx);
@@ -254,9 +299,10 @@ class MapFailureTest {
                 .compose(id -> Future.all(
                         rank.fails(WorkerAction.MAP, pages(3, "m", 0)),
                         rank.fails(WorkerAction.UNMAP, pages(3, "u", 0)),
+                        rank.fails(WorkerAction.RELEASE_PAGES, pages(3, "r", 0)),
                         rank.fails(WorkerAction.VIEWS, group(3))))
                 .onComplete(test.succeeding(all -> test.verify(() -> {
-                    for (int i = 0; i < 3; i++) {
+                    for (int i = 0; i < 4; i++) {
                         ReplyException failure = all.resultAt(i);
                         assertThat(failure.failureCode()).isEqualTo(404);
                         assertThat(failure.getMessage()).isEqualTo("pp0/tp1 group 3: no tensors on this rank; send create-tensors first");

@@ -14,7 +14,7 @@ import java.util.Map;
  * @param reclaimedPages mapped empty pages waiting to be unmapped (reusable meanwhile)
  * @param mappingPages pages whose map is in flight
  * @param unmappingPages pages whose unmap is in flight
- * @param quarantinedPages pages never handed out again: their state on some rank is unknown
+ * @param quarantinedPages pages not handed out until every rank confirms them released: their state on some rank is unknown
  * @param freePages unmapped pages that may be mapped
  * @param usedBlocks blocks handed out or claimed by allocations waiting on a map
  * @param limitPages the memory limit in whole page ids

@@ -400,6 +400,45 @@ public final class PageLedger {
         return result;
     }
 
+    /** The quarantined page ids, lowest first: what a sweep asks every rank to release. */
+    public int[] quarantined() {
+        int[] out = new int[pool.count(PageState.QUARANTINED)];
+        int n = 0;
+        for (int page = 0; page < geometry.pages() && n < out.length; page++) {
+            if (pool.state(page) == PageState.QUARANTINED) {
+                out[n++] = page;
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Every rank confirmed that {@code pages} are unmapped and their memory released: they leave
+     * the quarantine and are free to be mapped again.
+     *
+     * @throws IllegalArgumentException when {@code pages} is null, or a page is out of range, not
+     *     quarantined or listed twice; nothing changes
+     */
+    public void recovered(int[] pages) {
+        if (pages == null) {
+            throw new IllegalArgumentException("recovered pages are required");
+        }
+        BitSet seen = new BitSet(geometry.pages());
+        for (int page : pages) {
+            PageState state = pageState(page);
+            if (state != PageState.QUARANTINED) {
+                throw new IllegalArgumentException("page " + page + " is " + state + ", not QUARANTINED; only a quarantined page can be recovered");
+            }
+            if (seen.get(page)) {
+                throw new IllegalArgumentException("page " + page + " is listed twice");
+            }
+            seen.set(page);
+        }
+        for (int page : pages) {
+            pool.unmapped(page, PageState.QUARANTINED);
+        }
+    }
+
     private CompletionStage<Void> mapStage(int[] batch) {
         mapCalls++;
         try {

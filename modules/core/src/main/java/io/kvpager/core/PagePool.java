@@ -133,7 +133,7 @@ final class PagePool {
         }
     }
 
-    /** A map failed or an unmap completed: MAPPING or UNMAPPING back to FREE. */
+    /** A map failed, an unmap completed, or a quarantined page was released everywhere: back to FREE. */
     void unmapped(int page, PageState from) {
         move(page, from, PageState.FREE);
         tag[page] = 0;

@@ -14,6 +14,6 @@ public enum PageState {
     RECLAIMED,
     /** An unmap of it is in flight. */
     UNMAPPING,
-    /** Its state on some rank is unknown after a failed map or unmap: never handed out again. */
+    /** Its state on some rank is unknown after a failed map or unmap: not handed out until every rank confirms it released. */
     QUARANTINED
 }

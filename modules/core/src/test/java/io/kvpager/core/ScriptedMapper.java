@@ -54,6 +54,14 @@ final class ScriptedMapper implements PageMapper {
         nextUnmaps.add(outcome);
     }
 
+    /** A sweep released {@code pages} on every rank: they are unmapped, and no longer lost. */
+    void released(int[] pages) {
+        for (int page : pages) {
+            lost.clear(page);
+            mapped.clear(page);
+        }
+    }
+
     List<Held> held() {
         return held;
     }
