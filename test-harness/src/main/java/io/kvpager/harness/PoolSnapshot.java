@@ -85,6 +85,7 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
     private static Future<PoolSnapshot> take(Vertx vertx, CoordinatorView view, KvCache cache, SimRanks ranks) {
         int group = cache.options().getGroup();
         Geometry geometry = cache.options().geometry();
+        List<String> devicesBefore = devices(ranks);
         return belief(view).compose(before -> {
             List<Future<JsonObject>> asked = new ArrayList<>();
             for (int r = 0; r < ranks.tp(); r++) {
@@ -96,6 +97,14 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
                 if (!before.sameAs(after)) {
                     return Future.failedFuture(new IllegalStateException("the ledger moved while the ranks were asked: "
                             + before.ledger() + " then " + after.ledger()));
+                }
+                // Background work that leaves the ledger alone (the quarantine sweep releasing pages
+                // on the ranks) may still move the devices: then the ranks' answers and the devices'
+                // counts are not of one moment.
+                List<String> devicesAfter = devices(ranks);
+                if (!devicesBefore.equals(devicesAfter)) {
+                    return Future.failedFuture(new IllegalStateException("the devices moved while the ranks were asked: "
+                            + devicesBefore + " then " + devicesAfter));
                 }
                 List<RankAccount> accounts = new ArrayList<>(ranks.tp());
                 for (int r = 0; r < ranks.tp(); r++) {
@@ -110,6 +119,15 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
                         after.lost(), accounts));
             });
         });
+    }
+
+    /** Each rank's simulated GPU as handles and bytes held, to tell whether it moved. */
+    private static List<String> devices(SimRanks ranks) {
+        List<String> held = new ArrayList<>(ranks.tp());
+        for (int r = 0; r < ranks.tp(); r++) {
+            held.add(SimGpus.find(ranks.instance(), r).map(g -> g.handlesAlive() + "/" + g.bytesInUse()).orElse("none"));
+        }
+        return held;
     }
 
     private static Future<Belief> belief(CoordinatorView view) {

@@ -82,8 +82,6 @@ public final class Soak {
     private long failedTrims;
     private long faultsArmed;
     private long faultsFired;
-    private long faultsPending;
-    private long armedSinceCheck;
     private long checks;
     private long fence;
     private long heapStart = -1;
@@ -138,7 +136,7 @@ public final class Soak {
             }
             PoolSnapshot end = giveEverythingBack();
             SoakReport report = new SoakReport(options.seed(), op, allocs, misses, frees, fences, trims, failedTrims,
-                    faultsArmed, faultsFired, faultsPending, checks, end.ledger().maps(), end.ledger().unmaps(),
+                    faultsArmed, faultsFired, checks, end.ledger().maps(), end.ledger().unmaps(),
                     end.ledger().quarantinedPages(), heapStart, heapEnd, (System.nanoTime() - started) / 1e9);
             await(cache.close(), "closing the cache");
             cache = null;
@@ -200,24 +198,11 @@ public final class Soak {
 
     /**
      * A fault on a random rank's next call of a random kind: a driver error, out of memory, or a
-     * short delay. None while the last one has not fired; and before arming one, the operations
-     * in flight complete and the ledger comes to rest, so that the batch the last fault failed and
-     * its compensation are over. Two faults in one batch (a rank that fails, and another that fails
-     * while undoing its part) quarantine the batch by design, nothing brings a quarantined page
-     * back, and a soak that piled them up would end with a pool it cannot allocate from.
+     * short delay, armed independently of the others, so that two can meet in one batch (a rank
+     * that fails, and another that fails while undoing its part): that batch is quarantined, and
+     * the coordinator's quarantine sweep brings it back once the faults are gone.
      */
     private void armFault() {
-        long fired = 0;
-        for (int r = 0; r < TP; r++) {
-            fired += ranks.faults(r).firedTotal();
-        }
-        if (fired < armedSinceCheck) {
-            faultsPending++;
-            return;
-        }
-        drain();
-        await(ledgerAtRest(System.nanoTime() + REST_BOUND.toNanos()), "the ledger at rest before a fault");
-        armedSinceCheck++;
         int rank = random.nextInt(TP);
         DriverCall call = CALLS[random.nextInt(CALLS.length)];
         int roll = random.nextInt(10);
@@ -291,7 +276,6 @@ public final class Soak {
             faultsFired += plan.firedTotal();
         }
         ranks.clearFaults();
-        armedSinceCheck = 0;
         PoolSnapshot snapshot = await(PoolSnapshot.atRest(vertx, cache, ranks, REST_BOUND), "a snapshot at rest");
         List<String> wrong = snapshot.disagreements();
         if (!wrong.isEmpty()) {

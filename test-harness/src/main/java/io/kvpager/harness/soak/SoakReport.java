@@ -18,7 +18,6 @@ import java.util.Map;
  * @param trims trims made; {@code failedTrims} of them failed on a rank
  * @param faultsArmed random driver faults armed
  * @param faultsFired those that fired before the next check cleared the plans
- * @param faultsHeldBack times a fault was due but not armed, the last one not having fired yet
  * @param checks checks of the ledger against the devices
  * @param maps page ids mapped on every rank, in total
  * @param unmaps page ids unmapped, in total
@@ -28,7 +27,7 @@ import java.util.Map;
  * @param seconds wall time of the run
  */
 public record SoakReport(long seed, long ops, long allocs, Map<MissReason, Long> misses, long frees, long fences, long trims,
-                         long failedTrims, long faultsArmed, long faultsFired, long faultsHeldBack, long checks, long maps, long unmaps,
+                         long failedTrims, long faultsArmed, long faultsFired, long checks, long maps, long unmaps,
                          int quarantined, long heapStartBytes, long heapEndBytes, double seconds) {
 
     public SoakReport {
@@ -43,9 +42,9 @@ public record SoakReport(long seed, long ops, long allocs, Map<MissReason, Long>
     public String describe() {
         return String.format(Locale.ROOT, "soak: seed %d, %,d operations in %.1f s (%,.0f/s): %,d allocations, %,d misses %s, "
                         + "%,d frees, %,d fences, %,d trims (%,d failed)%n"
-                        + "  %,d faults armed, %,d fired, %,d held back while the last one was pending; %,d pages mapped and %,d unmapped on every rank; %d quarantined at the end%n"
+                        + "  %,d faults armed, %,d fired; %,d pages mapped and %,d unmapped on every rank; %d quarantined at the end%n"
                         + "  %d checks of ledger against devices, all agreed; heap after GC %.1f MiB at start, %.1f MiB at the end",
                 seed, ops, seconds, ops / seconds, allocs, missCount(), misses, frees, fences, trims, failedTrims,
-                faultsArmed, faultsFired, faultsHeldBack, maps, unmaps, quarantined, checks, heapStartBytes / 1048576.0, heapEndBytes / 1048576.0);
+                faultsArmed, faultsFired, maps, unmaps, quarantined, checks, heapStartBytes / 1048576.0, heapEndBytes / 1048576.0);
     }
 }
