@@ -4,6 +4,7 @@ import io.kvpager.sim.DriverCall;
 import io.kvpager.sim.Fault;
 import io.kvpager.sim.FaultPlan;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -100,7 +101,10 @@ class RankFaultTest {
     void aPageAlreadyMappedOnOneRankIsAConflict(Vertx vertx) {
         String name = "fault-409";
         Setup premapped = setup(vertx, name, 5_000);
-        await(toRank(vertx, name, 0, 3, "map", pages(0, "test-premap", 0)));
+        // as the cache's coordinator, the group's owner, whom the worker's stats name
+        String owner = await(toRank(vertx, name, 0, 3, "stats", new JsonObject())).getJsonObject("groups").getJsonObject("0")
+                .getString("owner");
+        await(toRank(vertx, name, 0, 3, "map", pages(0, "test-premap", 0).put("owner", owner)));
         Setup s = new Setup(premapped.workers(), premapped.cache(), accounting(name, 4));
 
         Allocation miss = await(s.cache().alloc(1));
@@ -109,7 +113,7 @@ class RankFaultTest {
         assertThat(accounting(name, 4)).isEqualTo(s.before());
         assertThat(await(s.cache().stats()).pool().mappedPages()).isZero();
 
-        await(toRank(vertx, name, 0, 3, "unmap", pages(0, "test-unmap", 0)));
+        await(toRank(vertx, name, 0, 3, "unmap", pages(0, "test-unmap", 0).put("owner", owner)));
         theNextAllocationWorks(s);
     }
 

@@ -54,6 +54,8 @@ public final class Coordinator {
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
 
     private final KvCacheOptions options;
+    /** This incarnation: the owner of the pool's tensors on every rank. */
+    private final Owner owner;
     private final PoolRanks pool;
     private final RankNodes nodes;
     private final RankFanOut fanOut;
@@ -77,9 +79,10 @@ public final class Coordinator {
      */
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
         this.options = options;
+        this.owner = Owner.next(vertx);
         this.pool = PoolRanks.of(options);
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
-        this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs());
+        this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
         JsonObject tensors = tensorsBody(options);
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages, this::fanOutsSettled);
@@ -113,6 +116,11 @@ public final class Coordinator {
 
     public PoolRanks pool() {
         return pool;
+    }
+
+    /** The coordinator incarnation that owns the pool's tensors on every rank. */
+    public Owner owner() {
+        return owner;
     }
 
     /** Creates the tensors on every rank, opens the GPUs' budgets, and starts the refill and the sweep. */
@@ -301,8 +309,9 @@ public final class Coordinator {
         refill.after(() -> sweep.idle().transform(swept -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject()))).map(replies -> {
             List<io.kvpager.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
+                // CONFLICT: a new owner reclaimed the group there, and with it this pool's pages
                 if (!reply.succeeded() && reply.code() != FailureCode.NO_RANK && reply.code() != FailureCode.NO_TENSORS
-                        && reply.code() != FailureCode.STOPPING) {
+                        && reply.code() != FailureCode.STOPPING && reply.code() != FailureCode.CONFLICT) {
                     failures.add(reply.failure());
                 }
             }

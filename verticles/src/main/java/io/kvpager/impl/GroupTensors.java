@@ -486,6 +486,20 @@ final class GroupTensors {
         }
     }
 
+    /** Page ids that hold physical memory here: mapped, or partly mapped by an earlier failure. */
+    int heldPages() {
+        int count = 0;
+        for (PageHandles page : pages) {
+            count += page != null && page.realCount() > 0 ? 1 : 0;
+        }
+        return count;
+    }
+
+    /** Bytes of the handles behind this group's pages, those awaiting release included; the zero page not. */
+    long heldBytes() {
+        return (long) (handles() - (zeroAlive ? 1 : 0)) * ranges.slotBytes();
+    }
+
     /** One view per (layer, buffer). */
     List<TensorView> views() {
         return ranges.views();

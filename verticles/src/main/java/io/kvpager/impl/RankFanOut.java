@@ -19,7 +19,8 @@ import java.util.UUID;
  * one has answered, failed, or run past the send timeout, so the caller decides on the whole
  * picture and never on the first failure alone.
  *
- * <p>The pool's {@code group} and the target rank's {@code pp} and {@code tp} are written into every
+ * <p>The pool's {@code group}, the target rank's {@code pp} and {@code tp} and the fan-out's
+ * {@link Owner} (the coordinator incarnation the group's tensors belong to) are written into every
  * body here, last, from the pool this fan-out serves; nothing a caller passes can replace them, and
  * a worker refuses a request whose {@code pp} or {@code tp} is not its own. Each
  * map, unmap and release-pages request carries a fresh {@code requestId}; the prefix is random per fan-out so a
@@ -47,19 +48,32 @@ public final class RankFanOut {
     private final PoolRanks pool;
     private final RankNodes nodes;
     private final long sendTimeoutMs;
+    private final Owner owner;
     private final String requestPrefix = UUID.randomUUID().toString();
     private long requests;
 
-    /** A fan-out outside a cluster, or one that does not follow its membership. */
+    /** A fan-out outside a cluster, or one that does not follow its membership, as an owner of its own. */
     public RankFanOut(EventBus bus, PoolRanks pool, long sendTimeoutMs) {
         this(bus, pool, RankNodes.local(pool), sendTimeoutMs);
     }
 
+    /** A fan-out as an owner of its own, which no other fan-out shares: for tools that drive ranks directly. */
     public RankFanOut(EventBus bus, PoolRanks pool, RankNodes nodes, long sendTimeoutMs) {
+        this(bus, pool, nodes, sendTimeoutMs, new Owner("fan-out-" + UUID.randomUUID(), 0));
+    }
+
+    /** @param owner the coordinator incarnation whose requests these are */
+    public RankFanOut(EventBus bus, PoolRanks pool, RankNodes nodes, long sendTimeoutMs, Owner owner) {
         this.bus = bus;
         this.pool = pool;
         this.nodes = nodes;
         this.sendTimeoutMs = sendTimeoutMs;
+        this.owner = owner;
+    }
+
+    /** Whose requests these are. */
+    public Owner owner() {
+        return owner;
     }
 
     public PoolRanks pool() {
@@ -77,7 +91,7 @@ public final class RankFanOut {
 
     /**
      * Sends {@code action} with {@code fields} to each of {@code ranks}; the rank's pp and tp and the
-     * pool's group are added to every body (no group for {@code stats}), and a requestId to map, unmap and release-pages. The future never fails:
+     * pool's group and the owner are added to every body (neither for {@code stats}), and a requestId to map, unmap and release-pages. The future never fails:
      * it holds one {@link RankReply} per rank, in the order given.
      */
     public Future<List<RankReply>> send(List<RankTarget> ranks, String action, JsonObject fields, long timeoutMs) {
@@ -89,8 +103,9 @@ public final class RankFanOut {
             JsonObject body = new JsonObject(new LinkedHashMap<>(fields.getMap())).put("pp", rank.pp()).put("tp", rank.tp());
             if (STATS.equals(action)) {
                 body.remove("group");
+                body.remove("owner");
             } else {
-                body.put("group", pool.group());
+                body.put("group", pool.group()).put("owner", owner.toString());
             }
             if (MAP.equals(action) || UNMAP.equals(action) || RELEASE_PAGES.equals(action)) {
                 body.put("requestId", requestPrefix + "-" + (++requests));

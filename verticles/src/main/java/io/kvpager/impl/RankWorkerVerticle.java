@@ -36,6 +36,14 @@ import java.util.TreeMap;
  * memory; {@code stats} counts them in {@code handlesAlive} and shows them as {@code pooledHandles}
  * and {@code pooledBytes}, and {@code deviceUsedBytes} includes them.
  *
+ * <p>Every group belongs to one coordinator incarnation, its {@link Owner}: {@code create-tensors}
+ * and every request that changes the group's mappings carry the owner, and a request from any
+ * other owner is refused with 409 naming both. A {@code create-tensors} from a new owner reclaims
+ * the group: everything the previous owner left is unmapped and released before the tensors are
+ * made afresh, and the answer says what was reclaimed. When the owner's node leaves the cluster,
+ * its groups are released after the grace period ({@link WorkerConfig#leaseGraceMs()}) unless a
+ * new owner claims them first ({@link GroupOwners}).
+ *
  * <p>Stopping unmaps and releases everything, one group per turn of the thread so that requests
  * queued meanwhile are answered with 503, then releases the pooled handles and closes the device.
  */
@@ -55,6 +63,7 @@ public final class RankWorkerVerticle extends VerticleBase {
     private RankHandlePool handles;
     private Thread thread;
     private MessageConsumer<Object> consumer;
+    private GroupOwners owners;
     private boolean stopping;
 
     /** A worker that opens the configured device kind; deploy it with {@link RankWorkers#deploymentOptions}. */
@@ -84,6 +93,8 @@ public final class RankWorkerVerticle extends VerticleBase {
             throw e;
         }
         handles = new RankHandlePool(device);
+        owners = new GroupOwners(vertx, context, rank, config.leaseGraceMs(), this::leaseEnded);
+        owners.start();
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
         return consumer.completion()
                 .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
@@ -94,6 +105,9 @@ public final class RankWorkerVerticle extends VerticleBase {
     @Override
     public Future<?> stop() {
         stopping = true;
+        if (owners != null) {
+            owners.stop();
+        }
         Promise<Void> done = Promise.promise();
         tearDown(new ArrayList<>(groups.keySet()).iterator(), done);
         return done.future();
@@ -178,7 +192,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         checkRank(body);
         return switch (action) {
             case CREATE_TENSORS -> Answer.reply(createTensors(body, request));
-            case TENSORS_CREATED -> Answer.reply(new JsonObject().put("created", groups.containsKey(group(body, request))));
+            case TENSORS_CREATED -> Answer.reply(tensorsCreated(body, request));
             case MAP, UNMAP, RELEASE_PAGES -> once(action, body, request);
             case DESTROY_TENSORS -> Answer.reply(destroyTensors(body, request));
             case STATS -> Answer.reply(stats());
@@ -206,8 +220,11 @@ public final class RankWorkerVerticle extends VerticleBase {
      */
     private Answer once(WorkerAction action, RequestBody body, Request request) {
         String requestId = body.requireId("requestId", MAX_REQUEST_ID);
-        GroupTensors tensors = tensors(body, request);
+        int group = group(body, request);
+        Owner owner = body.requireOwner("owner");
+        GroupTensors tensors = tensors(group);
         int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
+        requireOwned(group, owner);
         JsonObject fingerprint = new JsonObject().put("action", action.wireName()).put("group", request.group)
                 .put("pages", ids(pages));
         Answer first = answers.answered(requestId, fingerprint);
@@ -230,6 +247,7 @@ public final class RankWorkerVerticle extends VerticleBase {
 
     private JsonObject createTensors(RequestBody body, Request request) {
         int group = group(body, request);
+        Owner owner = body.requireOwner("owner");
         Geometry geometry = new Geometry(
                 body.requireInt("layers", 1, Integer.MAX_VALUE),
                 body.requireInt("kvBuffers", 1, Integer.MAX_VALUE),
@@ -240,6 +258,13 @@ public final class RankWorkerVerticle extends VerticleBase {
         boolean zeroPage = body.optionalBoolean("zeroPage", false);
         HandlePoolOptions poolOptions = HandlePoolOptions.read(body, geometry);
         GroupTensors existing = groups.get(group);
+        JsonObject reclaimed = null;
+        if (existing != null && !owner.equals(owners.owner(group))) {
+            // the new geometry must suit the device before the old owner's tensors go
+            geometry.requireGranularity(device.granularity());
+            reclaimed = reclaim(group, "claimed by " + owner);
+            existing = null;
+        }
         GroupTensors tensors = existing;
         if (existing != null) {
             if (!existing.sameAs(geometry, zeroPage, poolOptions)) {
@@ -250,13 +275,63 @@ public final class RankWorkerVerticle extends VerticleBase {
         } else {
             tensors = GroupTensors.create(device, handles, group, geometry, zeroPage, poolOptions);
             groups.put(group, tensors);
-            LOG.info("{} group {}: tensors created, {}{}, handle pool {}", rank, group, geometry, zeroPage ? " with a zero page" : "",
-                    poolOptions.toJson().encode());
+            owners.claim(group, owner);
+            LOG.info("{} group {}: tensors created for {}, {}{}, handle pool {}", rank, group, owner, geometry,
+                    zeroPage ? " with a zero page" : "", poolOptions.toJson().encode());
         }
         // what the coordinator's GPU budget needs: which GPU, how big, and what the group holds besides its pages
-        return new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity())
+        JsonObject answer = new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity())
                 .put("gpu", gpu.toString()).put("gpuBytes", device.memoryInfo().totalBytes())
                 .put("standingBytes", tensors.standingBytes());
+        return reclaimed == null ? answer : answer.put("reclaimed", reclaimed);
+    }
+
+    /** Whether the group's tensors exist here, and belong to the request's owner when it names one. */
+    private JsonObject tensorsCreated(RequestBody body, Request request) {
+        int group = group(body, request);
+        Owner owner = body.optionalOwner("owner");
+        return new JsonObject().put("created", groups.containsKey(group) && (owner == null || owner.equals(owners.owner(group))));
+    }
+
+    /**
+     * Unmaps and releases everything of {@code group} (handles back to the pool, or the driver past
+     * its bound), frees its ranges and forgets its owner. A driver failure leaves the group with
+     * its owner; destroying it again carries on where this stopped.
+     *
+     * @return what was reclaimed: the previous owner, the pages that held memory and their bytes
+     */
+    private JsonObject reclaim(int group, String why) {
+        GroupTensors tensors = groups.get(group);
+        Owner previous = owners.owner(group);
+        int pages = tensors.heldPages();
+        long bytes = tensors.heldBytes();
+        tensors.destroy();
+        groups.remove(group);
+        owners.forget(group);
+        LOG.warn("{} group {}: reclaimed from owner {} ({}): {} pages, {} bytes released", rank, group, previous, why, pages, bytes);
+        return new JsonObject().put("owner", String.valueOf(previous)).put("pages", pages).put("bytes", bytes);
+    }
+
+    /** The lease of {@code owner} on {@code group} ended and nobody claimed it: give its memory back. */
+    private void leaseEnded(int group, Owner owner) {
+        if (stopping || !groups.containsKey(group)) {
+            return;
+        }
+        try {
+            reclaim(group, "its node left the cluster " + config.leaseGraceMs() + " ms ago and no new owner claimed it");
+        } catch (RuntimeException e) {
+            LOG.error("{} group {}: releasing what owner {} left failed: {}; a new owner's create-tensors tries again", rank, group,
+                    owner, RankFailure.of(e).getMessage());
+        }
+    }
+
+    /** Refuses a request from anyone but the group's owner: it would change another coordinator's pages. */
+    private void requireOwned(int group, Owner owner) {
+        Owner current = owners.owner(group);
+        if (!owner.equals(current)) {
+            throw new RankFailure(FailureCode.CONFLICT, "owned by " + current + ", not by " + owner
+                    + ", the request's owner; a new owner claims the group with create-tensors");
+        }
     }
 
     private static JsonObject map(GroupTensors tensors, int[] pages) {
@@ -276,12 +351,15 @@ public final class RankWorkerVerticle extends VerticleBase {
 
     private JsonObject destroyTensors(RequestBody body, Request request) {
         int group = group(body, request);
+        Owner owner = body.requireOwner("owner");
         GroupTensors tensors = groups.get(group);
         if (tensors == null) {
             return new JsonObject().put("destroyed", false);
         }
+        requireOwned(group, owner);
         tensors.destroy();
         groups.remove(group);
+        owners.forget(group);
         LOG.info("{} group {}: tensors destroyed", rank, group);
         return new JsonObject().put("destroyed", true);
     }
@@ -298,7 +376,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         JsonObject perGroup = new JsonObject();
         int held = 0;
         for (Map.Entry<Integer, GroupTensors> entry : groups.entrySet()) {
-            perGroup.put(String.valueOf(entry.getKey()), entry.getValue().stats());
+            perGroup.put(String.valueOf(entry.getKey()), entry.getValue().stats().put("owner", String.valueOf(owners.owner(entry.getKey()))));
             held += entry.getValue().handles();
         }
         int pooled = handles.idleHandles();
@@ -314,6 +392,8 @@ public final class RankWorkerVerticle extends VerticleBase {
                 .put("pooledHandles", pooled)
                 .put("pooledBytes", handles.idleBytes())
                 .put("handlePools", handles.stats())
+                // groups whose owner's node left, released when their grace period ends
+                .put("lapsingLeases", owners.lapsing())
                 .put("deviceUsedBytes", memory.usedBytes())
                 .put("deviceFreeBytes", memory.freeBytes())
                 .put("deviceTotalBytes", memory.totalBytes());
@@ -325,7 +405,11 @@ public final class RankWorkerVerticle extends VerticleBase {
     }
 
     private GroupTensors tensors(RequestBody body, Request request) {
-        GroupTensors tensors = groups.get(group(body, request));
+        return tensors(group(body, request));
+    }
+
+    private GroupTensors tensors(int group) {
+        GroupTensors tensors = groups.get(group);
         if (tensors == null) {
             throw new RankFailure(FailureCode.NO_TENSORS, "no tensors on this rank; send create-tensors first");
         }

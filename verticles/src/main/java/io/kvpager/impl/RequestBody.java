@@ -15,6 +15,9 @@ import java.util.List;
  */
 final class RequestBody {
 
+    /** The longest owner taken: a node id of 128 characters, '#', and an epoch of 19 digits. */
+    static final int MAX_OWNER = 148;
+
     private final JsonObject json;
     /** How the fields are named in refusals: empty at the top, {@code "handlePool."} inside that object. */
     private final String path;
@@ -104,6 +107,29 @@ final class RequestBody {
                     + " are taken");
         }
         return id;
+    }
+
+    /**
+     * A required owner in its string form {@code <nodeId>#<epoch>}, exactly as {@link Owner#toString()}
+     * writes it: no sign, no leading zeros, nothing around it.
+     */
+    Owner requireOwner(String name) {
+        String text = requireId(name, MAX_OWNER);
+        Owner owner;
+        try {
+            owner = Owner.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(path + name + ": " + e.getMessage());
+        }
+        if (!owner.toString().equals(text)) {
+            throw new IllegalArgumentException(path + name + " must be written " + owner + ", got " + text);
+        }
+        return owner;
+    }
+
+    /** An optional owner, read as {@link #requireOwner}; null when it is missing or null. */
+    Owner optionalOwner(String name) {
+        return json.getValue(name) == null ? null : requireOwner(name);
     }
 
     /** An optional boolean field. */

@@ -8,6 +8,9 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,6 +29,8 @@ import java.util.Map;
  * Runs on the coordinator's context.
  */
 public final class TensorStart {
+
+    private static final Logger log = LoggerFactory.getLogger(TensorStart.class);
 
     private enum State { TO_CREATE, CREATED, READY }
 
@@ -110,6 +115,7 @@ public final class TensorStart {
                 if (reply.succeeded()) {
                     states.put(reply.rank(), State.CREATED);
                     answers.put(reply.rank(), reply.body());
+                    logReclaimed(reply);
                 } else if (!patient || reply.code() == FailureCode.BAD_REQUEST || reply.code() == FailureCode.CONFLICT) {
                     fatal.add(reply.failure());
                 } else {
@@ -151,6 +157,15 @@ public final class TensorStart {
                 timer = vertx.setTimer(Math.min(pollMs, Math.max(1, remainingMs())), id -> round());
             }
         });
+    }
+
+    /** A rank that gave this owner tensors another owner had left says what it released first: the start is clean. */
+    private void logReclaimed(RankReply reply) {
+        if (reply.body() != null && reply.body().getValue("reclaimed") instanceof JsonObject reclaimed) {
+            log.warn("cache {} group {}: {} reclaimed the tensors that owner {} left: {} pages, {} bytes released; {} starts clean",
+                    fanOut.pool().instance(), fanOut.pool().group(), reply.rank().name(), reclaimed.getValue("owner"),
+                    reclaimed.getValue("pages"), reclaimed.getValue("bytes"), fanOut.owner());
+        }
     }
 
     private void remember(RankReply reply) {

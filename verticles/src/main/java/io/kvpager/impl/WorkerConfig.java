@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
  * {@link #toJson()}, every field validated with a message naming it.
  *
  * <p>JSON: {@code {"instance": "llama", "pp": 0, "tp": 1, "device": "sim", "gpu": 0,
- * "sim": {...}, "sendTimeoutMs": 5000}}; {@code sim} and {@code sendTimeoutMs} are optional.
+ * "sim": {...}, "sendTimeoutMs": 5000, "leaseGraceMs": 3000}}; {@code sim}, {@code sendTimeoutMs} and
+ * {@code leaseGraceMs} are optional.
  * Unknown keys are rejected so that a misspelt key never falls back to a default silently.
  */
 public final class WorkerConfig {
@@ -22,7 +23,11 @@ public final class WorkerConfig {
     public static final Set<String> DEVICE_KINDS = Set.of("sim", "cuda");
 
     private static final Pattern INSTANCE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
-    private static final Set<String> KEYS = Set.of("instance", "pp", "tp", "device", "gpu", "sim", "sendTimeoutMs");
+    private static final Set<String> KEYS = Set.of("instance", "pp", "tp", "device", "gpu", "sim", "sendTimeoutMs", "leaseGraceMs");
+    /** How long a group outlives its owner's node by default: a few seconds, so a restarting coordinator can claim it first. */
+    public static final long DEFAULT_LEASE_GRACE_MS = 3_000;
+    /** The longest grace taken: an hour. Longer would hold a dead coordinator's GPU memory for no one. */
+    public static final long MAX_LEASE_GRACE_MS = 3_600_000;
 
     private final String instance;
     private final int pp;
@@ -31,11 +36,22 @@ public final class WorkerConfig {
     private final int gpu;
     private final JsonObject sim;
     private final Long sendTimeoutMs;
+    private final Long leaseGraceMs;
 
     /**
      * @throws IllegalArgumentException naming the first missing, mistyped or out-of-range field
      */
     public WorkerConfig(String instance, int pp, int tp, String device, int gpu, JsonObject sim, Long sendTimeoutMs) {
+        this(instance, pp, tp, device, gpu, sim, sendTimeoutMs, null);
+    }
+
+    /**
+     * @param leaseGraceMs how long this worker keeps a group whose owner's node left the cluster
+     *     before it releases it, 0 to {@value #MAX_LEASE_GRACE_MS}; null for {@value #DEFAULT_LEASE_GRACE_MS}
+     * @throws IllegalArgumentException naming the first missing, mistyped or out-of-range field
+     */
+    public WorkerConfig(String instance, int pp, int tp, String device, int gpu, JsonObject sim, Long sendTimeoutMs,
+                        Long leaseGraceMs) {
         if (instance == null || !INSTANCE_NAME.matcher(instance).matches()) {
             throw new IllegalArgumentException("worker config: instance must be a non-empty name of letters, digits, '_' and '-', got "
                     + (instance == null ? "nothing" : "'" + instance + "'"));
@@ -56,6 +72,9 @@ public final class WorkerConfig {
         if (sendTimeoutMs != null && sendTimeoutMs <= 0) {
             throw new IllegalArgumentException("worker config: sendTimeoutMs must be positive, got " + sendTimeoutMs);
         }
+        if (leaseGraceMs != null && (leaseGraceMs < 0 || leaseGraceMs > MAX_LEASE_GRACE_MS)) {
+            throw new IllegalArgumentException("worker config: leaseGraceMs must be in 0.." + MAX_LEASE_GRACE_MS + ", got " + leaseGraceMs);
+        }
         this.instance = instance;
         this.pp = pp;
         this.tp = tp;
@@ -63,6 +82,7 @@ public final class WorkerConfig {
         this.gpu = gpu;
         this.sim = sim == null ? new JsonObject() : sim.copy();
         this.sendTimeoutMs = sendTimeoutMs;
+        this.leaseGraceMs = leaseGraceMs;
     }
 
     /** A config without sim options or send timeout. */
@@ -84,7 +104,7 @@ public final class WorkerConfig {
             }
         }
         this(string(json, "instance"), integer(json, "pp"), integer(json, "tp"), string(json, "device"),
-                integer(json, "gpu"), object(json, "sim"), optionalLong(json, "sendTimeoutMs"));
+                integer(json, "gpu"), object(json, "sim"), optionalLong(json, "sendTimeoutMs"), optionalLong(json, "leaseGraceMs"));
     }
 
     public String instance() {
@@ -126,6 +146,14 @@ public final class WorkerConfig {
         return sendTimeoutMs;
     }
 
+    /**
+     * How long the worker keeps a group after its owner's node left the cluster, so that a new
+     * coordinator can claim it first; then the group's pages and handles are released.
+     */
+    public long leaseGraceMs() {
+        return leaseGraceMs == null ? DEFAULT_LEASE_GRACE_MS : leaseGraceMs;
+    }
+
     /** The rank as messages name it: {@code pp0/tp1}. */
     public String rank() {
         return "pp" + pp + "/tp" + tp;
@@ -160,6 +188,9 @@ public final class WorkerConfig {
                 .put("sim", sim.copy());
         if (sendTimeoutMs != null) {
             json.put("sendTimeoutMs", sendTimeoutMs);
+        }
+        if (leaseGraceMs != null) {
+            json.put("leaseGraceMs", leaseGraceMs);
         }
         return json;
     }

@@ -96,6 +96,26 @@ class BadRequestTest {
                         "pp0/tp1 group 8: handlePool.prefillPages 1 is above handlePool.boundPages 0; "
                                 + "prefilled handles are idle ones, so the bound must hold them"),
                 arguments("destroy-tensors", new JsonObject(), "pp0/tp1: group is required"),
+                arguments("map", pages(7, "r", 1).put("owner", null), "pp0/tp1 group 7: owner is required"),
+                arguments("map", pages(7, "r", 1).put("owner", 5), "pp0/tp1 group 7: owner must be a non-empty string, got 5 (Integer)"),
+                arguments("unmap", pages(7, "r", 3).put("owner", "node"), "pp0/tp1 group 7: owner: an owner is <nodeId>#<epoch>, got node"),
+                arguments("unmap", pages(7, "r", 3).put("owner", "node#"), "pp0/tp1 group 7: owner: an owner is <nodeId>#<epoch>, got node#"),
+                arguments("map", pages(7, "r", 1).put("owner", "no de#1"),
+                        "pp0/tp1 group 7: owner: an owner's node id must match [A-Za-z0-9._:-]{1,128}, got no de"),
+                arguments("map", pages(7, "r", 1).put("owner", "node#-1"), "pp0/tp1 group 7: owner: an owner's epoch must be 0 or more, got -1"),
+                arguments("map", pages(7, "r", 1).put("owner", "node#x"),
+                        "pp0/tp1 group 7: owner: an owner's epoch must be a whole number, got node#x"),
+                arguments("map", pages(7, "r", 1).put("owner", "node#+5"), "pp0/tp1 group 7: owner must be written node#5, got node#+5"),
+                arguments("release-pages", pages(7, "r", 3).put("owner", "x".repeat(200) + "#1"),
+                        "pp0/tp1 group 7: owner is 202 characters long; at most 148 are taken"),
+                // a malformed owner reclaims nothing: the group keeps its owner and its mapped page
+                arguments("create-tensors", tensors(7, Layout.PAGE_MAJOR, 8).put("owner", "other#05"),
+                        "pp0/tp1 group 7: owner must be written other#5, got other#05"),
+                arguments("create-tensors", tensors(7, Layout.PAGE_MAJOR, 8).put("owner", null), "pp0/tp1 group 7: owner is required"),
+                arguments("destroy-tensors", SimRank.group(7).put("owner", ""),
+                        "pp0/tp1 group 7: owner must be a non-empty string, got \"\" (String)"),
+                arguments("tensors-created", SimRank.group(7).put("owner", 7),
+                        "pp0/tp1 group 7: owner must be a non-empty string, got 7 (Integer)"),
                 arguments("views", new JsonObject().put("group", true), "pp0/tp1: group must be an integer, got true (Boolean)"));
     }
 

@@ -123,10 +123,13 @@ final class SimRank implements DeviceSource {
     record DeviceState(int handles, long bytes, List<MappedRange> mappings, List<ReservedRange> reservations) {
     }
 
+    /** The owner of the tests' groups. */
+    static final String OWNER = "test-node#1";
+
     /** A create-tensors body: 2 layers × 2 buffers, 512 KiB blocks (4 per page), 2 MiB pages. */
     static JsonObject tensors(int group, Layout layout, int pages) {
         return new JsonObject().put("group", group).put("layers", 2).put("kvBuffers", 2).put("blockBytes", 512 << 10)
-                .put("pageBytes", PAGE_BYTES).put("pages", pages).put("layout", layout.name());
+                .put("pageBytes", PAGE_BYTES).put("pages", pages).put("layout", layout.name()).put("owner", OWNER);
     }
 
     static JsonObject pages(int group, String requestId, int... ids) {
@@ -134,10 +137,10 @@ final class SimRank implements DeviceSource {
         for (int id : ids) {
             array.add(id);
         }
-        return new JsonObject().put("group", group).put("pages", array).put("requestId", requestId);
+        return new JsonObject().put("group", group).put("pages", array).put("requestId", requestId).put("owner", OWNER);
     }
 
     static JsonObject group(int group) {
-        return new JsonObject().put("group", group);
+        return new JsonObject().put("group", group).put("owner", OWNER);
     }
 }

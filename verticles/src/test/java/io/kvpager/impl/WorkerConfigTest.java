@@ -44,6 +44,16 @@ class WorkerConfigTest {
         assertThat(config.sendTimeoutMs()).isNull();
         assertThat(config.deviceOptions()).isEmpty();
         assertThat(config.toJson().containsKey("sendTimeoutMs")).isFalse();
+        assertThat(config.leaseGraceMs()).isEqualTo(WorkerConfig.DEFAULT_LEASE_GRACE_MS);
+        assertThat(config.toJson().containsKey("leaseGraceMs")).isFalse();
+    }
+
+    @Test
+    void theLeaseGraceIsReadAndWritten() {
+        WorkerConfig config = new WorkerConfig(valid().put("leaseGraceMs", 0));
+        assertThat(config.leaseGraceMs()).isZero();
+        assertThat(new WorkerConfig(config.toJson())).isEqualTo(config);
+        assertThat(new WorkerConfig(valid().put("leaseGraceMs", 3_600_000)).leaseGraceMs()).isEqualTo(3_600_000);
     }
 
     @Test
@@ -76,8 +86,12 @@ class WorkerConfigTest {
                 arguments(valid().put("gpu", -2), "worker config: gpu must be >= 0, got -2"),
                 arguments(valid().put("sim", "fast"), "worker config: sim must be an object, got \"fast\" (String)"),
                 arguments(valid().put("sendTimeoutMs", 0), "worker config: sendTimeoutMs must be positive, got 0"),
-                arguments(valid().put("gpuIndex", 0), "worker config: unknown key 'gpuIndex'; known keys: device, gpu, instance, pp, "
-                        + "sendTimeoutMs, sim, tp"));
+                arguments(valid().put("leaseGraceMs", -1), "worker config: leaseGraceMs must be in 0..3600000, got -1"),
+                arguments(valid().put("leaseGraceMs", 3_600_001), "worker config: leaseGraceMs must be in 0..3600000, got 3600001"),
+                arguments(valid().put("leaseGraceMs", "3s"), "worker config: leaseGraceMs must be an integer, got \"3s\" (String)"),
+                arguments(valid().put("leaseGraceMs", 1.5), "worker config: leaseGraceMs must be an integer, got 1.5 (Double)"),
+                arguments(valid().put("gpuIndex", 0), "worker config: unknown key 'gpuIndex'; known keys: device, gpu, instance, "
+                        + "leaseGraceMs, pp, sendTimeoutMs, sim, tp"));
     }
 
     @ParameterizedTest
