@@ -1,8 +1,6 @@
 package io.kvpager.cli;
 
-import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
-import io.kvpager.cli.status.InstanceDirectory;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.vertx.core.json.JsonObject;
@@ -23,8 +21,8 @@ import picocli.CommandLine.Spec;
  * One cache coordinator joining the cluster: deploys the cache of an instance, whose ranks are
  * workers in other processes of the cluster ({@code kvpager worker}), waits until every rank has
  * its tensors, registers the instance so that {@code status --cluster} finds it, and serves at
- * {@code kvpager.<instance>.coordinator} until the process is stopped, when it destroys the
- * tensors and leaves the cluster. The cache's options come from a JSON file of
+ * {@code kvpager.<instance>.coordinator} until the process is stopped, when it unregisters the
+ * instance, destroys the tensors and leaves the cluster, in that order. The cache's options come from a JSON file of
  * {@link KvCacheOptions} fields, with the flags on top.
  */
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
@@ -80,16 +78,15 @@ final class CoordinatorCommand implements Callable<Integer> {
         try (Node node = Node.join(nodeOptions)) {
             ClusterNode member = node.cluster();
             long wait = options.getTensorsDeadlineMs() + options.getSendTimeoutMs();
-            KvCache cache = member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
-            InstanceDirectory directory = new InstanceDirectory(node.vertx());
-            directory.register(instance).await(30, TimeUnit.SECONDS);
+            // deployed and listed in the cluster's directory, tied to this node
+            member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
             spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + pp + ", "
                     + options.getPages() + " pages) ready at kvpager." + instance + ".coordinator, " + cluster + ", node "
                     + member.nodeId() + ", member " + member.memberAddress());
             spec.commandLine().getOut().flush();
+            // closing the node (the shutdown hook on SIGTERM, or the end of this block) removes the
+            // directory entry first, then destroys the tensors and leaves the cluster
             root.serve(node);
-            directory.unregister(instance).await(30, TimeUnit.SECONDS);
-            cache.close().await(options.getSendTimeoutMs() + 5_000, TimeUnit.MILLISECONDS);
         }
         return 0;
     }

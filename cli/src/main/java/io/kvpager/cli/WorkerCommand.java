@@ -4,6 +4,7 @@ import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -17,7 +18,9 @@ import picocli.CommandLine.Spec;
 /**
  * One rank worker joining the cluster: a clustered node that serves rank {@code (pp, tp)} of an
  * instance at its event-bus address until the process is stopped (SIGTERM, Ctrl-C), when it gives
- * its memory back and leaves the cluster. Prints one line once it serves.
+ * its memory back and leaves the cluster. Prints one line once it serves. The groups of a
+ * coordinator whose node leaves the cluster are released after {@code --lease-grace}, unless a new
+ * coordinator claims them first.
  */
 @Command(name = "worker", mixinStandardHelpOptions = true,
         description = "Run one rank worker (pp, tp) of a cache instance as a clustered node, until stopped.")
@@ -48,6 +51,11 @@ final class WorkerCommand implements Callable<Integer> {
             description = "Memory of the simulated GPU (default: an H200's 141GiB); --device sim only.")
     Long simCapacity;
 
+    @Option(names = "--lease-grace", paramLabel = "TIME", converter = DurationConverter.class,
+            description = "How long this worker keeps the tensors of a coordinator whose node left the cluster before it "
+                    + "releases them, unless a new coordinator claims them first, e.g. 3s or 500ms; 0 to 1h (default: 3s).")
+    Duration leaseGrace;
+
     @Mixin
     ClusterOptions cluster;
 
@@ -64,7 +72,11 @@ final class WorkerCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--sim-capacity applies to --device sim only");
             }
             JsonObject sim = simCapacity == null ? null : new JsonObject().put("capacityBytes", simCapacity);
-            config = new WorkerConfig(instance, pp, tp, device.kind, device.gpu, sim, null);
+            if (leaseGrace != null && (leaseGrace.isNegative() || leaseGrace.toMillis() > WorkerConfig.MAX_LEASE_GRACE_MS)) {
+                throw new IllegalArgumentException("--lease-grace must be 0 to 1h, got " + leaseGrace);
+            }
+            config = new WorkerConfig(instance, pp, tp, device.kind, device.gpu, sim, null,
+                    leaseGrace == null ? null : leaseGrace.toMillis());
             nodeOptions = cluster.nodeOptions(System.getenv());
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -82,6 +82,8 @@ class CommandLineTest {
         "worker --instance a --tp -1",
         "worker --instance a --tp 0 --gpu -1",
         "worker --instance a --tp 0 --cluster-port 70000",
+        "worker --instance a --tp 0 --lease-grace soon",
+        "worker --instance a --tp 0 --lease-grace 2h",
         "coordinator --instance a --tp 0",
         "coordinator --instance a"})
     void badArgumentsGiveOneLineAndExitCode2(String args) {

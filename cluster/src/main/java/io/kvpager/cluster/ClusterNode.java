@@ -35,6 +35,8 @@ public final class ClusterNode {
 
     private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
     private static final long CLOSE_TIMEOUT_S = 30;
+    /** How long closing waits for the node's directory entries to go before it leaves regardless. */
+    private static final long LEAVE_DIRECTORY_TIMEOUT_S = 5;
 
     private final Vertx vertx;
     private final HazelcastClusterManager manager;
@@ -125,24 +127,44 @@ public final class ClusterNode {
         return (System.nanoTime() - startNanos) / 1_000_000;
     }
 
-    /** Deploys a rank worker on this node; see {@link RankWorkers#deploy}. */
-    public Future<String> deployWorker(WorkerConfig config) {
-        return RankWorkers.deploy(vertx, config);
-    }
-
-    /** Deploys a cache's coordinator (and its local workers, if asked) on this node; see {@link KvCache#deploy}. */
-    public Future<KvCache> deployCache(KvCacheOptions options) {
-        return KvCache.deploy(vertx, options);
+    /** The cluster's directory of instances and workers, as this node registers in it. */
+    public ClusterDirectory directory() {
+        return ClusterDirectory.of(vertx);
     }
 
     /**
-     * Leaves the cluster: undeploys everything (workers give their memory back, coordinators
-     * destroy their tensors) and closes Vert.x, which takes the member out of the cluster at once
-     * rather than after the others notice it is gone.
+     * Deploys a rank worker on this node (see {@link RankWorkers#deploy}) and lists it in the
+     * {@link ClusterDirectory}, tied to this node.
+     */
+    public Future<String> deployWorker(WorkerConfig config) {
+        return RankWorkers.deploy(vertx, config)
+                .compose(id -> directory().registerWorker(config.instance(), config.pp(), config.tp()).map(id));
+    }
+
+    /**
+     * Deploys a cache's coordinator (and its local workers, if asked) on this node (see
+     * {@link KvCache#deploy}) and lists its instance in the {@link ClusterDirectory}, tied to this node.
+     */
+    public Future<KvCache> deployCache(KvCacheOptions options) {
+        return KvCache.deploy(vertx, options).compose(cache -> directory().registerCoordinator(options.getInstance()).map(cache));
+    }
+
+    /**
+     * Leaves the cluster: removes this node's entries from the {@link ClusterDirectory} first,
+     * while the cluster can still be reached (for at most 5 s), then undeploys everything (workers
+     * give their memory back, coordinators destroy their tensors) and closes Vert.x, which takes
+     * the member out of the cluster at once rather than after the others notice it is gone.
      */
     public synchronized Future<Void> close() {
         if (closing == null) {
-            closing = vertx.close();
+            closing = directory().leave().timeout(LEAVE_DIRECTORY_TIMEOUT_S, TimeUnit.SECONDS)
+                    .transform(left -> {
+                        if (left.failed()) {
+                            log.warn("node {}: its directory entries were not removed ({}); the member that sees it leave "
+                                    + "removes them", nodeId(), left.cause().toString());
+                        }
+                        return vertx.close();
+                    });
         }
         return closing;
     }

@@ -94,7 +94,7 @@ class ClusteredCacheTest {
 
         // a message from another node is checked exactly as a local one
         ReplyException bad = (ReplyException) failure(request(0, "map", new JsonObject().put("pp", 0).put("tp", 0)
-                .put("group", 0).put("pages", new JsonArray().add(99)).put("requestId", "bad-1")));
+                .put("group", 0).put("pages", new JsonArray().add(99)).put("requestId", "bad-1").put("owner", here.nodeId() + "#1")));
         assertThat(bad.failureCode()).isEqualTo(FailureCode.BAD_REQUEST.code());
         assertThat(bad.getMessage()).startsWith("pp0/tp0 group 0: ").contains("99");
 

@@ -115,7 +115,7 @@ class EventBusTlsTest {
     /** A map of page 5 sent to the rank from {@code node}; it must fail. */
     private static Throwable failure(ClusterNode node, long timeoutMs) {
         JsonObject map = new JsonObject().put("pp", 0).put("tp", 0).put("group", 0).put("pages", new JsonArray().add(5))
-                .put("requestId", "from-" + node.nodeId());
+                .put("requestId", "from-" + node.nodeId()).put("owner", node.nodeId() + "#1");
         try {
             node.vertx().eventBus().request(WorkerConfig.address("tls", 0, 0), map,
                     new DeliveryOptions().addHeader("action", "map").setSendTimeout(timeoutMs)).await(30, TimeUnit.SECONDS);

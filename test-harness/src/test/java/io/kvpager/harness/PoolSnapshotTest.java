@@ -51,8 +51,11 @@ class PoolSnapshotTest {
     }
 
     private void toRank(int tp, String action, int page) {
+        // as the group's owner, the cache's coordinator, whom the worker's stats name
+        JsonObject stats = Bounded.await(vertx.eventBus().<JsonObject>request(ranks.address(tp), new JsonObject(),
+                new DeliveryOptions().addHeader("action", "stats")).map(m -> m.body()), BOUND, "stats");
         JsonObject body = new JsonObject().put("group", 0).put("pages", new JsonArray().add(page))
-                .put("requestId", action + "-behind-the-back");
+                .put("requestId", action + "-behind-the-back").put("owner", stats.getJsonObject("groups").getJsonObject("0").getString("owner"));
         Bounded.await(vertx.eventBus().request(ranks.address(tp), body, new DeliveryOptions().addHeader("action", action)),
                 BOUND, action);
     }

@@ -1,41 +1,35 @@
 package io.kvpager.cli.status;
 
+import io.kvpager.cluster.ClusterDirectory;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.shareddata.AsyncMap;
 import java.util.List;
 
 /**
- * The names of the cache instances reachable from this Vert.x, kept in the shared async map
- * {@value #MAP} (cluster-wide once Vert.x is clustered), so that {@code status} and {@code top}
- * find every instance without being told. A program that deploys caches registers them here
- * and removes them when it closes them.
+ * The names of the cache instances reachable from this Vert.x, so that {@code status} and
+ * {@code top} find every instance without being told: the {@link ClusterDirectory}'s coordinated
+ * instances (cluster-wide once Vert.x is clustered, each entry tied to the node that registered
+ * it). A program that deploys caches registers them here and removes them when it closes them;
+ * a clustered node's entries also go when it closes or leaves the cluster.
  */
 public final class InstanceDirectory {
 
-    /** The shared map: instance name to the time it registered. */
-    public static final String MAP = "kvpager.instances";
-
-    private final Vertx vertx;
+    private final ClusterDirectory directory;
 
     public InstanceDirectory(Vertx vertx) {
-        this.vertx = vertx;
+        this.directory = ClusterDirectory.of(vertx);
     }
 
     public Future<Void> register(String instance) {
-        return map().compose(m -> m.put(instance, System.currentTimeMillis()));
+        return directory.registerCoordinator(instance);
     }
 
     public Future<Void> unregister(String instance) {
-        return map().compose(m -> m.remove(instance)).mapEmpty();
+        return directory.unregisterCoordinator(instance);
     }
 
     /** Every registered instance, sorted by name. */
     public Future<List<String>> instances() {
-        return map().compose(AsyncMap::keys).map(keys -> keys.stream().sorted().toList());
-    }
-
-    private Future<AsyncMap<String, Long>> map() {
-        return vertx.sharedData().getAsyncMap(MAP);
+        return directory.coordinated();
     }
 }

@@ -15,14 +15,17 @@ import java.util.SplittableRandom;
  * A seeded stream of malformed and hostile messages for a pool's rank workers (four in five) and
  * its coordinator: bodies of the wrong type or none, missing and unknown actions, fields missing,
  * mistyped and out of range, page ids negative, too large, repeated and by the hundred thousand,
- * unknown groups, other ranks' requests, tensors that contradict the group's, maps of mapped pages
+ * unknown groups, other ranks' requests, owners missing, malformed and foreign, tensors that
+ * contradict the group's, maps of mapped pages
  * and unmaps of unmapped ones, frees of blocks never allocated, retirements of fences never opened,
  * negative limits, reused and oversized request ids.
  *
  * <p>Each message carries at least one defect the receiver must refuse before it changes anything,
  * and the code it must refuse it with: workers check the action, the body's type, the rank, the
- * request id, the group, whether the group exists (404), the page ids, then conflicts with what is
- * mapped (409), in that order; the coordinator answers every refusal with 400. Never a valid
+ * request id, the group, the owner's form, whether the group exists (404), the page ids, then
+ * whether the owner is the group's (409) and conflicts with what is mapped (409), in that order;
+ * a {@code create-tensors} always names the group's own owner, since another owner's would
+ * reclaim the group; the coordinator answers every refusal with 400. Never a valid
  * request: that would change the pool, which the fuzz checks does not happen.
  */
 public final class HostileMessages {
@@ -121,7 +124,7 @@ public final class HostileMessages {
             }
         }
         JsonObject body = new JsonObject().put("group", facts.group()).put("pages", new JsonArray(new ArrayList<>(chosen)))
-                .put("requestId", freshId());
+                .put("requestId", freshId()).put("owner", facts.owner());
         if (random.nextBoolean()) {
             body.put("pp", 0).put("tp", rank);
         }
@@ -142,7 +145,7 @@ public final class HostileMessages {
         String action = map ? "map" : "unmap";
         JsonObject body = conflictingBatch(rank, map);
         String id = body.getString("requestId");
-        int defect = random.nextInt(17);
+        int defect = random.nextInt(20);
         HostileMessage message = switch (defect) {
             case 0 -> refuse(target, address, action, without(body, "requestId"), "no requestId");
             case 1 -> refuse(target, address, action, body.put("requestId", notAString()), "a requestId that is no string");
@@ -173,6 +176,9 @@ public final class HostileMessages {
                             HostileMessage.ANY_REFUSAL, "an oversized requestId")
                     : new HostileMessage(target, address, action, body, 409,
                             map ? "a page already mapped" : "a page not mapped");
+            case 16 -> refuse(target, address, action, without(body, "owner"), "no owner");
+            case 17 -> refuse(target, address, action, body.put("owner", malformedOwner()), "a malformed owner");
+            case 18 -> new HostileMessage(target, address, action, body.put("owner", foreignOwner()), 409, "another owner's request");
             default -> new HostileMessage(target, address, action, body, 409, map ? "a page already mapped" : "a page not mapped");
         };
         if (message.body() instanceof JsonObject sent && sent.getValue("requestId") instanceof String used && used.equals(id)) {
@@ -186,7 +192,7 @@ public final class HostileMessages {
         JsonObject body = new JsonObject().put("group", facts.group()).put("layers", facts.geometry().layers())
                 .put("kvBuffers", facts.geometry().kvBuffers()).put("blockBytes", facts.geometry().blockBytes())
                 .put("pageBytes", facts.geometry().pageBytes()).put("pages", pages)
-                .put("layout", facts.geometry().layout().name()).put("zeroPage", false);
+                .put("layout", facts.geometry().layout().name()).put("zeroPage", false).put("owner", facts.owner());
         String action = "create-tensors";
         if (random.nextInt(3) == 0) {
             // the group that exists, asked for with other tensors
@@ -214,7 +220,9 @@ public final class HostileMessages {
             body.put("group", otherGroup());
         }
         String field = pick(List.of("layers", "kvBuffers", "blockBytes", "pageBytes", "pages"));
-        return switch (random.nextInt(11)) {
+        return switch (random.nextInt(13)) {
+            case 10 -> refuse(target, address, action, without(body, "owner"), "no owner");
+            case 11 -> refuse(target, address, action, body.put("owner", malformedOwner()), "a malformed owner");
             case 0 -> refuse(target, address, action, without(body, "group"), "no group");
             case 1 -> refuse(target, address, action, body.put("group", notAnInteger()), "a group that is no integer");
             case 2 -> refuse(target, address, action, without(body, field), "no " + field);
@@ -389,6 +397,20 @@ public final class HostileMessages {
         } else {
             usedIds.set(random.nextInt(usedIds.size()), id);
         }
+    }
+
+    /** An owner no worker takes: no string, no {@code #}, a node id of the wrong characters or length, an epoch written otherwise. */
+    private Object malformedOwner() {
+        String node = facts.owner().substring(0, facts.owner().lastIndexOf('#'));
+        return pick(List.of("", "#", "#1", node, node + "#", node + "#-1", node + "#+1", node + "#01", node + "# 1", node + "#1.5",
+                node + "#99999999999999999999", "no de#1", "x".repeat(129) + "#1", "x".repeat(4_000) + "#1", 7, 1.5, true,
+                new JsonObject().put("nodeId", node), new JsonArray().add(facts.owner())));
+    }
+
+    /** A well-formed owner that is not the group's. */
+    private String foreignOwner() {
+        return pick(List.of("fuzz-node#" + random.nextInt(1_000), facts.owner() + "1",
+                facts.owner().substring(0, facts.owner().lastIndexOf('#')) + "#" + random.nextLong(Long.MAX_VALUE)));
     }
 
     private int otherGroup() {

@@ -17,8 +17,10 @@ import java.util.BitSet;
  * @param geometry the pool's geometry, as the ranks created its tensors
  * @param mapped the page ids mapped on every rank
  * @param allocated the block ids handed out
+ * @param owner the owner of the group's tensors on every rank, as the workers write it: a request
+ *     that carries it is judged on its other fields
  */
-public record PoolFacts(String instance, int tp, int group, Geometry geometry, int[] mapped, int[] allocated) {
+public record PoolFacts(String instance, int tp, int group, Geometry geometry, int[] mapped, int[] allocated, String owner) {
 
     public PoolFacts {
         mapped = mapped.clone();

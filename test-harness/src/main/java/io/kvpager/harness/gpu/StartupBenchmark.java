@@ -27,6 +27,9 @@ final class StartupBenchmark {
 
     private final Vertx vertx;
 
+    /** The owner of the groups it creates: the benchmark stands in for a coordinator. */
+    private static final String OWNER = "startup-benchmark#1";
+
     StartupBenchmark(Vertx vertx) {
         this.vertx = vertx;
     }
@@ -41,7 +44,7 @@ final class StartupBenchmark {
                 for (boolean zeroPage : new boolean[] {false, true}) {
                     JsonObject body = new JsonObject().put("group", group).put("layers", LAYERS)
                             .put("kvBuffers", KV_BUFFERS).put("blockBytes", PAGE_BYTES).put("pageBytes", PAGE_BYTES)
-                            .put("pages", PAGES).put("layout", layout.name()).put("zeroPage", zeroPage);
+                            .put("pages", PAGES).put("layout", layout.name()).put("zeroPage", zeroPage).put("owner", OWNER);
                     long t0 = System.nanoTime();
                     String failure = null;
                     try {
@@ -50,7 +53,7 @@ final class StartupBenchmark {
                         failure = e.getMessage();
                     }
                     long t1 = System.nanoTime();
-                    request(config, "destroy-tensors", new JsonObject().put("group", group));
+                    request(config, "destroy-tensors", new JsonObject().put("group", group).put("owner", OWNER));
                     long t2 = System.nanoTime();
                     rows.add(new Row(layout, zeroPage, (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure));
                     System.out.printf("  %-10s zeroPage=%-5s create %.1f ms, destroy %.1f ms%s%n", layout, zeroPage,

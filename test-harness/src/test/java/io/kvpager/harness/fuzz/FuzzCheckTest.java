@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FuzzCheckTest {
 
     private static final PoolFacts FACTS = new PoolFacts("gullible", 2, 0, Geometry.of(2, 2, 512 << 10, 16, Layout.PAGE_MAJOR),
-            new int[] {0, 1}, new int[] {0, 1, 2});
+            new int[] {0, 1}, new int[] {0, 1, 2}, "gullible-node#1");
 
     private static FuzzReport against(Vertx vertx, io.vertx.core.Handler<io.vertx.core.eventbus.Message<Object>> receiver) {
         vertx.eventBus().consumer(FACTS.coordinatorAddress(), receiver);

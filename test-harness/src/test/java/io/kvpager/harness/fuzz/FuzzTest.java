@@ -106,7 +106,7 @@ class FuzzTest {
                 }
             }
             return new PoolFacts(NAME, 4, 0, c.options().geometry(), mapped.stream().mapToInt(Integer::intValue).toArray(),
-                    held.blocks());
+                    held.blocks(), c.owner().toString());
         }), BOUND, "the pool's facts");
         long heapBefore = heapAfterGc();
 

@@ -1,0 +1,184 @@
+package io.kvpager.cluster;
+
+import io.kvpager.impl.ClusterMembership;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.shareddata.AsyncMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Which cache instances are coordinated, and which rank workers serve, anywhere in the cluster,
+ * kept in the cluster's shared data (async maps {@value #INSTANCES} and {@value #WORKERS}) so that
+ * {@code status} and {@code top} find them without being told. Every entry is tied to the node
+ * that registered it: the node removes its own when it closes ({@link #leave()}, before it leaves
+ * the cluster), and when a node leaves without doing so (SIGKILL, a crash), one surviving member
+ * removes its entries: the member with the smallest node id, by a compare-and-remove of the exact
+ * entry, so that each is removed once and an entry registered again meanwhile stays.
+ *
+ * <p>Without a cluster the maps are the process's own, and there is nobody to leave.
+ */
+public final class ClusterDirectory {
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterDirectory.class);
+    /** Instance name to the node id of its coordinator. */
+    public static final String INSTANCES = "kvpager.instances";
+    /** One entry per rank worker and node, the worker as JSON ({@link RegisteredWorker}). */
+    public static final String WORKERS = "kvpager.workers";
+    /** The node id entries carry when Vert.x is not clustered. */
+    static final String LOCAL_NODE = "local";
+    /** One per Vert.x, until it closes: it keeps what its node registered. */
+    private static final Map<Vertx, ClusterDirectory> DIRECTORIES = new HashMap<>();
+
+    private final Vertx vertx;
+    private final ClusterMembership membership;
+    /** What this node registered: key to the exact value, per map, so that it removes only its own. */
+    private final Map<String, String> ownInstances = new ConcurrentHashMap<>();
+    private final Map<String, String> ownWorkers = new ConcurrentHashMap<>();
+
+    private ClusterDirectory(Vertx vertx) {
+        this.vertx = vertx;
+        this.membership = ClusterMembership.of(vertx);
+    }
+
+    /** The directory as {@code vertx} sees it; the first call on a clustered Vert.x starts following its membership. */
+    public static ClusterDirectory of(Vertx vertx) {
+        synchronized (DIRECTORIES) {
+            ClusterDirectory directory = DIRECTORIES.get(vertx);
+            if (directory == null) {
+                directory = new ClusterDirectory(vertx);
+                if (directory.membership != null) {
+                    Context context = vertx.getOrCreateContext();
+                    ClusterDirectory sweeping = directory;
+                    directory.membership.subscribe(context, left -> sweeping.nodeLeft(left));
+                }
+                DIRECTORIES.put(vertx, directory);
+                if (vertx instanceof VertxInternal internal) {
+                    internal.addCloseHook(closed -> {
+                        synchronized (DIRECTORIES) {
+                            DIRECTORIES.remove(vertx);
+                        }
+                        closed.succeed();
+                    });
+                }
+            }
+            return directory;
+        }
+    }
+
+    /** This node's id in the entries it registers. */
+    public String nodeId() {
+        return membership == null ? LOCAL_NODE : membership.nodeId();
+    }
+
+    /** {@code instance} is coordinated on this node. */
+    public Future<Void> registerCoordinator(String instance) {
+        String node = nodeId();
+        return instances().compose(m -> m.put(instance, node)).onSuccess(v -> ownInstances.put(instance, node));
+    }
+
+    /** Removes {@code instance}'s entry if this node registered it; another node's entry stays. */
+    public Future<Void> unregisterCoordinator(String instance) {
+        String node = ownInstances.remove(instance);
+        return node == null ? Future.succeededFuture() : instances().compose(m -> m.removeIfPresent(instance, node)).mapEmpty();
+    }
+
+    /** A worker for rank {@code (pp, tp)} of {@code instance} serves on this node. */
+    public Future<Void> registerWorker(String instance, int pp, int tp) {
+        RegisteredWorker worker = new RegisteredWorker(instance, pp, tp, nodeId());
+        String value = worker.toJson().encode();
+        return workers().compose(m -> m.put(worker.key(), value)).onSuccess(v -> ownWorkers.put(worker.key(), value));
+    }
+
+    /** Every coordinated instance, sorted by name. */
+    public Future<List<String>> coordinated() {
+        return instances().compose(AsyncMap::keys).map(keys -> keys.stream().sorted().toList());
+    }
+
+    /** Every registered worker, by instance, then rank. */
+    public Future<List<RegisteredWorker>> registeredWorkers() {
+        return workers().compose(AsyncMap::values).map(values -> {
+            List<RegisteredWorker> all = new ArrayList<>();
+            for (String value : values) {
+                all.add(RegisteredWorker.fromJson(new JsonObject(value)));
+            }
+            all.sort(Comparator.comparing(RegisteredWorker::instance).thenComparingInt(RegisteredWorker::pp)
+                    .thenComparingInt(RegisteredWorker::tp).thenComparing(RegisteredWorker::node));
+            return all;
+        });
+    }
+
+    /** The workers whose instance no coordinator serves: ranks that hold a GPU for nobody. */
+    public Future<List<RegisteredWorker>> workersWithoutCoordinator() {
+        return coordinated().compose(instances -> registeredWorkers().map(workers -> {
+            Set<String> coordinated = Set.copyOf(instances);
+            return workers.stream().filter(w -> !coordinated.contains(w.instance())).toList();
+        }));
+    }
+
+    /**
+     * Removes every entry this node registered. {@link ClusterNode#close()} calls it before the
+     * node leaves the cluster, so that no entry outlives its node.
+     */
+    public Future<Void> leave() {
+        List<Future<Boolean>> removed = new ArrayList<>();
+        for (Map.Entry<String, String> own : Map.copyOf(ownInstances).entrySet()) {
+            removed.add(instances().compose(m -> m.removeIfPresent(own.getKey(), own.getValue())));
+        }
+        for (Map.Entry<String, String> own : Map.copyOf(ownWorkers).entrySet()) {
+            removed.add(workers().compose(m -> m.removeIfPresent(own.getKey(), own.getValue())));
+        }
+        ownInstances.clear();
+        ownWorkers.clear();
+        return Future.join(removed).mapEmpty();
+    }
+
+    /** A node left: the member with the smallest id removes every entry whose node is no longer a member. */
+    private void nodeLeft(String left) {
+        Set<String> members = membership.nodes();
+        String sweeper = members.stream().min(String::compareTo).orElse(null);
+        if (!nodeId().equals(sweeper)) {
+            return;
+        }
+        sweep(instances(), members, "coordinator of instance ", value -> value);
+        sweep(workers(), members, "worker ", value -> RegisteredWorker.fromJson(new JsonObject(value)).node());
+        log.debug("node {} left; this node swept the directory", left);
+    }
+
+    private static void sweep(Future<AsyncMap<String, String>> map, Set<String> members, String what,
+                              java.util.function.Function<String, String> nodeOf) {
+        map.compose(m -> m.entries().compose(entries -> {
+            List<Future<?>> removals = new ArrayList<>();
+            for (Map.Entry<String, String> entry : entries.entrySet()) {
+                String node = nodeOf.apply(entry.getValue());
+                if (!members.contains(node)) {
+                    removals.add(m.removeIfPresent(entry.getKey(), entry.getValue()).onSuccess(removed -> {
+                        if (removed) {
+                            log.info("directory: removed the {}{}, whose node {} left the cluster", what, entry.getKey(), node);
+                        }
+                    }));
+                }
+            }
+            return Future.join(removals);
+        })).onFailure(e -> log.warn("directory: removing the entries of nodes that left failed: {}", e.toString()));
+    }
+
+    private Future<AsyncMap<String, String>> instances() {
+        return vertx.sharedData().getAsyncMap(INSTANCES);
+    }
+
+    private Future<AsyncMap<String, String>> workers() {
+        return vertx.sharedData().getAsyncMap(WORKERS);
+    }
+}
