@@ -141,7 +141,12 @@ public final class ClusterDirectory {
         }
         ownInstances.clear();
         ownWorkers.clear();
-        return Future.join(removed).mapEmpty();
+        return Future.join(removed).andThen(done -> {
+            long gone = removed.stream().filter(f -> f.succeeded() && f.result()).count();
+            if (gone > 0) {
+                log.info("directory: node {} removed its {} {} before leaving", nodeId(), gone, gone == 1 ? "entry" : "entries");
+            }
+        }).mapEmpty();
     }
 
     /** A node left: the member with the smallest id removes every entry whose node is no longer a member. */

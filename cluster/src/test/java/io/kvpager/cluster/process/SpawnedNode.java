@@ -35,11 +35,14 @@ public final class SpawnedNode implements AutoCloseable {
     private final Process process;
     private final CompletableFuture<String[]> ready = new CompletableFuture<>();
     private final Deque<String> lastLines = new ArrayDeque<>();
+    private final Path log;
+    private final Thread reader;
 
     private SpawnedNode(String name, Process process, Path log) {
         this.name = name;
         this.process = process;
-        Thread reader = new Thread(() -> read(log), "spawned-" + name);
+        this.log = log;
+        this.reader = new Thread(() -> read(log), "spawned-" + name);
         reader.setDaemon(true);
         reader.start();
     }
@@ -147,6 +150,31 @@ public final class SpawnedNode implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** SIGTERM: the node's shutdown hook closes it. Waits until the process is gone, at most 30 s. */
+    public void terminate() {
+        // through the handle: Process.destroy would also close our end of its output, losing what it says while it stops
+        process.toHandle().destroy();
+        try {
+            if (!process.waitFor(EXIT_WAIT.toSeconds(), TimeUnit.SECONDS)) {
+                throw new IllegalStateException("node " + name + " (pid " + process.pid() + ") did not exit within " + EXIT_WAIT
+                        + " of SIGTERM; its last lines: " + lastLines());
+            }
+            // every line it wrote is in its log once the reader has seen the end of its output
+            reader.join(EXIT_WAIT.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Every line the node has written so far (its log file). */
+    public List<String> lines() {
+        try {
+            return Files.readAllLines(log, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -1,0 +1,162 @@
+package io.kvpager.cluster.process;
+
+import io.kvpager.KvCacheOptions;
+import io.kvpager.cluster.ClusterNode;
+import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.awaitility.Awaitility;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A TP=2 cache on simulated GPUs whose two rank workers and whose coordinator each run in a
+ * process of their own, driven from the test's node over the event bus as any client would:
+ * {@code alloc}, {@code free} and {@code stats} to the coordinator, {@code stats} to each worker.
+ * Geometry: 2 layers × K and V of 64 KiB blocks, 2 MiB pages (32 blocks per page id, one 8 MiB
+ * handle per page id and rank), 16 page ids.
+ */
+public final class CacheProcesses implements AutoCloseable {
+
+    public static final int BLOCKS_PER_PAGE = 32;
+    /** One page id's handle on one rank. */
+    public static final long PAGE_ID_BYTES = 8L << 20;
+    private static final long SEND_TIMEOUT_MS = 10_000;
+    private static final long REQUEST_TIMEOUT_MS = 15_000;
+
+    private final ClusterNode here;
+    private final String instance;
+    private final long leaseGraceMs;
+    private final List<SpawnedNode> spawned = new ArrayList<>();
+    private int serial;
+
+    /**
+     * @param here the node the test runs in, which the others join through
+     * @param leaseGraceMs the workers' grace period for the groups of an owner whose node left
+     */
+    public CacheProcesses(ClusterNode here, String instance, long leaseGraceMs) {
+        this.here = here;
+        this.instance = instance;
+        this.leaseGraceMs = leaseGraceMs;
+    }
+
+    public String instance() {
+        return instance;
+    }
+
+    /** Spawns the worker of rank pp0/tp{@code tp}; wait for it with {@link SpawnedNode#awaitReady}. */
+    public SpawnedNode spawnWorker(int tp) {
+        JsonObject sim = new JsonObject().put("gpuKey", instance).put("capacityBytes", 4L << 30);
+        JsonObject worker = new WorkerConfig(instance, 0, tp, "sim", tp, sim, SEND_TIMEOUT_MS, leaseGraceMs).toJson();
+        return spawn("tp" + tp, new JsonArray().add(worker), new JsonArray());
+    }
+
+    /** Spawns a coordinator of the cache, always with the same options; ready once the tensors exist on both ranks. */
+    public SpawnedNode spawnCoordinator() {
+        return spawn("coordinator", new JsonArray(), new JsonArray().add(options().toJson()));
+    }
+
+    /** The cache's options: every coordinator of it, in any process, is started with these. */
+    public KvCacheOptions options() {
+        return new KvCacheOptions().setInstance(instance).setTp(2).setLayers(2).setKvBuffers(2).setBlockBytes(64 << 10)
+                .setPages(16).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false).setRefillIntervalMs(5)
+                .setSendTimeoutMs(SEND_TIMEOUT_MS).setTensorsDeadlineMs(60_000).setTensorsPollMs(20).setLocalWorkers(false);
+    }
+
+    private SpawnedNode spawn(String role, JsonArray workers, JsonArray caches) {
+        SpawnedNode node = SpawnedNode.spawn(instance + "-" + role + "-" + (++serial), TestClusters.spec(here, workers, caches));
+        spawned.add(node);
+        return node;
+    }
+
+    /** {@code alloc} through the coordinator's address: {@code {"blocks": [...]}} or {@code {"miss": ..., "detail": ...}}. */
+    public Future<JsonObject> alloc(int blocks) {
+        return toCoordinator("alloc", new JsonObject().put("blocks", blocks));
+    }
+
+    public Future<JsonObject> free(JsonArray blocks) {
+        return toCoordinator("free", new JsonObject().put("blocks", blocks));
+    }
+
+    /** The cache's stats as the coordinator answers them (its ledger's pool, each rank, each GPU). */
+    public Future<JsonObject> cacheStats() {
+        return toCoordinator("stats", new JsonObject());
+    }
+
+    private Future<JsonObject> toCoordinator(String action, JsonObject body) {
+        return here.vertx().eventBus().<JsonObject>request("kvpager." + instance + ".coordinator", body,
+                new DeliveryOptions().addHeader("action", action).setSendTimeout(REQUEST_TIMEOUT_MS)).map(m -> m.body());
+    }
+
+    /** Rank pp0/tp{@code tp}'s own stats, asked straight from its worker. */
+    public JsonObject workerStats(int tp) {
+        return TestClusters.await(here.vertx().eventBus().<JsonObject>request(WorkerConfig.address(instance, 0, tp), new JsonObject(),
+                new DeliveryOptions().addHeader("action", "stats").setSendTimeout(REQUEST_TIMEOUT_MS)).map(m -> m.body()));
+    }
+
+    /** Whether rank {@code tp} holds nothing: no group, no handle, no device memory in use. */
+    public boolean released(int tp) {
+        JsonObject stats = workerStats(tp);
+        return stats.getJsonObject("groups").isEmpty() && stats.getInteger("handlesAlive") == 0
+                && stats.getLong("deviceUsedBytes") == 0L;
+    }
+
+    /**
+     * Where the coordinator's ledger, the ranks' stats and their devices disagree: each rank must
+     * hold exactly the ledger's mapped pages, with one handle each, and its device's memory in use
+     * must be those handles plus its pooled ones. Empty when they agree.
+     */
+    public List<String> disagreements() {
+        JsonObject cache = TestClusters.await(cacheStats());
+        long ledgerPages = cache.getJsonObject("pool").getLong("mappedPages");
+        List<String> found = new ArrayList<>();
+        for (int tp = 0; tp < 2; tp++) {
+            JsonObject worker = workerStats(tp);
+            JsonObject group = worker.getJsonObject("groups").getJsonObject("0", new JsonObject());
+            long mapped = group.getLong("mappedPages", -1L);
+            long used = worker.getLong("deviceUsedBytes");
+            long expected = mapped * PAGE_ID_BYTES + worker.getLong("pooledBytes");
+            if (mapped != ledgerPages) {
+                found.add("pp0/tp" + tp + " holds " + mapped + " mapped pages, the ledger " + ledgerPages);
+            }
+            if (used != expected) {
+                found.add("pp0/tp" + tp + "'s device has " + used + " bytes in use, its mapped and pooled handles " + expected);
+            }
+            if (group.getLong("handles", -1L) != mapped) {
+                found.add("pp0/tp" + tp + " holds " + group.getLong("handles") + " handles for " + mapped + " mapped pages");
+            }
+        }
+        JsonArray ranks = cache.getJsonArray("ranks");
+        for (int i = 0; i < ranks.size(); i++) {
+            JsonObject rank = ranks.getJsonObject(i);
+            if (!rank.getBoolean("up") || rank.getLong("mappedPages") != ledgerPages) {
+                found.add("the cache's stats say " + rank.encode() + " with " + ledgerPages + " pages in the ledger");
+            }
+        }
+        return found;
+    }
+
+    /** Asks for one page id's blocks every 10 ms until an allocation succeeds, at most {@code bound}; the time that took. */
+    public Duration untilAllocates(Duration bound) {
+        long started = System.nanoTime();
+        Awaitility.await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
+            JsonObject answer = alloc(BLOCKS_PER_PAGE).otherwiseEmpty().await();
+            return answer != null && answer.containsKey("blocks");
+        });
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    /** How many lines that contain {@code text} every node spawned so far has written. */
+    public long linesWith(String text) {
+        return spawned.stream().mapToLong(node -> node.lines().stream().filter(line -> line.contains(text)).count()).sum();
+    }
+
+    @Override
+    public void close() {
+        spawned.forEach(SpawnedNode::close);
+    }
+}
