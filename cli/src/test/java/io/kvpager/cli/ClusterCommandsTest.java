@@ -77,6 +77,12 @@ class ClusterCommandsTest {
         assertThat(member.find()).isTrue();
         String join = member.group(1);
 
+        // a worker whose instance no coordinator serves yet: status lists it as such and fails
+        CommandLineTest.Run alone = CommandLineTest.run("status", "--cluster", "--cluster-name", cluster,
+                "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join);
+        assertThat(alone.exitCode()).as(alone.err()).isEqualTo(1);
+        assertThat(alone.out()).contains("cli-llama  pp0/tp0  no coordinator: the worker on node ");
+
         Serving coordinator = serve(stop, "coordinator", "--instance", "cli-llama", "--tp", "1", "--layers", "2", "--block-size", "64KiB",
                 "--pages", "16", "--cluster-name", cluster, "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join);
         assertThat(coordinator.awaitLine("kvpager coordinator:"))

@@ -75,21 +75,27 @@ public final class CacheProcesses implements AutoCloseable {
 
     /** {@code alloc} through the coordinator's address: {@code {"blocks": [...]}} or {@code {"miss": ..., "detail": ...}}. */
     public Future<JsonObject> alloc(int blocks) {
-        return toCoordinator("alloc", new JsonObject().put("blocks", blocks));
+        return toCoordinator("alloc", new JsonObject().put("blocks", blocks), REQUEST_TIMEOUT_MS);
     }
 
     public Future<JsonObject> free(JsonArray blocks) {
-        return toCoordinator("free", new JsonObject().put("blocks", blocks));
+        return toCoordinator("free", new JsonObject().put("blocks", blocks), REQUEST_TIMEOUT_MS);
     }
 
     /** The cache's stats as the coordinator answers them (its ledger's pool, each rank, each GPU). */
     public Future<JsonObject> cacheStats() {
-        return toCoordinator("stats", new JsonObject());
+        return toCoordinator("stats", new JsonObject(), REQUEST_TIMEOUT_MS);
     }
 
-    private Future<JsonObject> toCoordinator(String action, JsonObject body) {
+    private Future<JsonObject> toCoordinator(String action, JsonObject body, long timeoutMs) {
         return here.vertx().eventBus().<JsonObject>request("kvpager." + instance + ".coordinator", body,
-                new DeliveryOptions().addHeader("action", action).setSendTimeout(REQUEST_TIMEOUT_MS)).map(m -> m.body());
+                new DeliveryOptions().addHeader("action", action).setSendTimeout(timeoutMs)).map(m -> m.body());
+    }
+
+    /** The owner of group 0 on rank {@code tp}, as its worker names it; null when the rank has no such group. */
+    public String ownerOn(int tp) {
+        JsonObject group = workerStats(tp).getJsonObject("groups").getJsonObject("0");
+        return group == null ? null : group.getString("owner");
     }
 
     /** Rank pp0/tp{@code tp}'s own stats, asked straight from its worker. */
@@ -140,14 +146,23 @@ public final class CacheProcesses implements AutoCloseable {
         return found;
     }
 
-    /** Asks for one page id's blocks every 10 ms until an allocation succeeds, at most {@code bound}; the time that took. */
+    /**
+     * Asks for one page id's blocks every 10 ms until an allocation succeeds, at most {@code bound},
+     * and frees them again; the time until the allocation was served. Call it once a coordinator
+     * is ready: a request to one that just died waits for the request timeout.
+     */
     public Duration untilAllocates(Duration bound) {
         long started = System.nanoTime();
+        JsonObject[] served = new JsonObject[1];
         Awaitility.await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
+            // every try waits for its answer: one given up on would leave its blocks allocated
             JsonObject answer = alloc(BLOCKS_PER_PAGE).otherwiseEmpty().await();
+            served[0] = answer;
             return answer != null && answer.containsKey("blocks");
         });
-        return Duration.ofNanos(System.nanoTime() - started);
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        TestClusters.await(free(served[0].getJsonArray("blocks")));
+        return took;
     }
 
     /** How many lines that contain {@code text} every node spawned so far has written. */
