@@ -86,6 +86,8 @@ public final class ClusterNode {
         }
         return Vertx.builder().with(vertxOptions).withClusterManager(manager).buildClustered().map(vertx -> {
             ClusterNode node = new ClusterNode(vertx, manager, checked, clusterName, started);
+            // every node follows the membership for the directory, so that a survivor removes a dead node's entries
+            ClusterDirectory.of(vertx);
             log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{})", manager.getNodeId(), clusterName,
                     node.memberAddress(), node.startMillis(),
                     checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "");
