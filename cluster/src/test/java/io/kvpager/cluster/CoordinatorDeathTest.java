@@ -127,7 +127,9 @@ class CoordinatorDeathTest {
         KvCache third = await(here.deployCache(cache.options()));
         assertThat(cache.linesWith("reclaimed from owner " + secondOwner + " (claimed by " + here.nodeId() + "#"))
                 .as("both workers reclaimed the tensors the killed coordinator left").isEqualTo(2);
-        assertThat(cache.workerStats(1).getJsonObject("groups").getJsonObject("0").getLong("mappedPages")).isZero();
+        JsonObject claimed = cache.workerStats(1);
+        assertThat(claimed.getJsonObject("groups").getJsonObject("0").getLong("mappedPages")).isZero();
+        assertThat(claimed.getInteger("lapsingLeases")).as("the killed owner's lease, cancelled by the claim").isZero();
         assertThat(cache.untilAllocates(Duration.ofSeconds(3))).isLessThan(Duration.ofSeconds(3));
         await().atMost(SETTLE).until(() -> cache.disagreements().isEmpty());
         await(third.close());
