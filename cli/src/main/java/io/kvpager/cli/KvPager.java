@@ -137,6 +137,11 @@ public final class KvPager implements Runnable {
         }
     }
 
+    /** Runs {@code onStop} when the process or this command line is asked to stop; see {@link Interruption}. */
+    Interruption interruption(Runnable onStop) {
+        return new Interruption(onStop, stop);
+    }
+
     /** The version from the jar's manifest; "development" when run from classes. */
     static final class Version implements IVersionProvider {
         @Override
