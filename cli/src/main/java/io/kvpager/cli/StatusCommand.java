@@ -14,10 +14,22 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code kvpager status}: what each instance holds now; exit code 1 when one is unreachable or unhealthy. */
+/**
+ * {@code kvpager status}: what each instance holds now. The exit code says the worst state found,
+ * for scripts and probes: {@value #READY} every instance ready, {@value #NOT_READY} one answered
+ * but is not ready (degraded, a rank down, starting, failed), {@value #UNREACHABLE} one did not
+ * answer or none was found; 1 the command itself failed, 2 bad arguments.
+ */
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = "Show every cache instance: limit, mapped memory, reserve, blocks in use, ranks and their health.")
+        description = "Show every cache instance: limit, mapped memory, reserve, blocks in use, ranks and their health.",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:every instance is ready", "3:an instance answered but is not ready (degraded, a rank down, starting, failed)",
+            "4:an instance did not answer, or none was found", "1:the command failed", "2:bad arguments"})
 final class StatusCommand implements Callable<Integer> {
+
+    static final int READY = 0;
+    static final int NOT_READY = 3;
+    static final int UNREACHABLE = 4;
 
     @Spec
     CommandSpec spec;
@@ -35,6 +47,15 @@ final class StatusCommand implements Callable<Integer> {
             description = "How long to wait for each coordinator (default: ${DEFAULT-VALUE}).")
     Duration timeout;
 
+    /** The worst state among {@code status}, as an exit code. */
+    static int exitCode(List<InstanceStatus> status) {
+        int code = READY;
+        for (InstanceStatus instance : status) {
+            code = Math.max(code, instance.stats() == null ? UNREACHABLE : instance.healthy() ? READY : NOT_READY);
+        }
+        return code;
+    }
+
     @Override
     public Integer call() throws Exception {
         try (Node node = root.node(cluster)) {
@@ -43,11 +64,11 @@ final class StatusCommand implements Callable<Integer> {
                     .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
             if (status.isEmpty()) {
                 spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint(cluster));
-                return 1;
+                return UNREACHABLE;
             }
             spec.commandLine().getOut().print(StatusTable.render(status));
             spec.commandLine().getOut().flush();
-            return status.stream().allMatch(InstanceStatus::healthy) ? 0 : 1;
+            return exitCode(status);
         }
     }
 }
