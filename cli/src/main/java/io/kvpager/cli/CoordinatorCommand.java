@@ -5,9 +5,6 @@ import io.kvpager.KvCacheOptions;
 import io.kvpager.cli.status.InstanceDirectory;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
-import io.vertx.core.json.JsonObject;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -24,8 +21,9 @@ import picocli.CommandLine.Spec;
  * workers in other processes of the cluster ({@code kvpager worker}), waits until every rank has
  * its tensors, registers the instance so that {@code status --cluster} finds it, and serves at
  * {@code kvpager.<instance>.coordinator} until the process is stopped, when it destroys the
- * tensors and leaves the cluster. The cache's options come from a JSON file of
- * {@link KvCacheOptions} fields, with the flags on top.
+ * tensors and leaves the cluster. The cache's options come through {@link KvCacheOptions#load}: a
+ * JSON file of its fields, {@code KVPAGER_*} variables, {@code -Dkvpager.*} properties, and the
+ * flags on top.
  */
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
         description = "Run the coordinator of a cache instance as a clustered node, until stopped.")
@@ -44,11 +42,12 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--tp", required = true, paramLabel = "N", description = "Tensor-parallel size: ranks per stage.")
     int tp;
 
-    @Option(names = "--pp", paramLabel = "M", defaultValue = "1", description = "Pipeline-parallel size: stages (default: ${DEFAULT-VALUE}).")
-    int pp;
+    @Option(names = "--pp", paramLabel = "M", description = "Pipeline-parallel size: stages (default: the config's, or 1).")
+    Integer pp;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "The cache's options as JSON (layers, blockBytes, pages, layout, reserve, limits, timeouts, ...).")
+            description = "The cache's options as JSON (layers, blockBytes, pages, layout, reserve, limits, timeouts, ...), e.g. "
+                    + "config/kvpager.json; KVPAGER_* variables and -Dkvpager.* properties go on top, the flags on top of all.")
     Path config;
 
     @Option(names = "--layers", paramLabel = "N", description = "Layers of the model (overrides the config).")
@@ -69,7 +68,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         KvCacheOptions options;
         ClusterNodeOptions nodeOptions;
         try {
-            if (tp < 1 || pp < 1) {
+            if (tp < 1 || (pp != null && pp < 1)) {
                 throw new IllegalArgumentException("--tp and --pp are sizes, 1 or more; got tp " + tp + ", pp " + pp);
             }
             options = cacheOptions();
@@ -83,7 +82,7 @@ final class CoordinatorCommand implements Callable<Integer> {
             KvCache cache = member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
             InstanceDirectory directory = new InstanceDirectory(node.vertx());
             directory.register(instance).await(30, TimeUnit.SECONDS);
-            spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + pp + ", "
+            spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + options.getPp() + ", "
                     + options.getPages() + " pages) ready at kvpager." + instance + ".coordinator, " + cluster + ", node "
                     + member.nodeId() + ", member " + member.memberAddress());
             spec.commandLine().getOut().flush();
@@ -94,30 +93,19 @@ final class CoordinatorCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The config file's options, the flags on top, the ranks in other processes; validated. */
+    /**
+     * The cache's options through the one configuration path: the config file, {@code KVPAGER_*},
+     * {@code -Dkvpager.*}, then the flags; the ranks always in other processes; validated.
+     */
     private KvCacheOptions cacheOptions() {
-        KvCacheOptions options;
-        if (config != null) {
-            try {
-                options = new KvCacheOptions(new JsonObject(Files.readString(config)));
-            } catch (IOException e) {
-                throw new IllegalArgumentException("--config: cannot read " + config + ": " + e.getMessage(), e);
-            } catch (io.vertx.core.json.DecodeException e) {
-                throw new IllegalArgumentException("--config: " + config + " is not a JSON object: " + OneLine.of(e), e);
-            }
-        } else {
-            options = new KvCacheOptions();
-        }
-        options.setInstance(instance).setTp(tp).setPp(pp).setLocalWorkers(false);
-        if (layers != null) {
-            options.setLayers(layers);
-        }
-        if (blockBytes != null) {
-            options.setBlockBytes(blockBytes);
-        }
-        if (pages != null) {
-            options.setPages(pages);
-        }
-        return options.validate();
+        return new CacheOptionFlags()
+                .flag("--instance", "instance", instance)
+                .flag("--tp", "tp", tp)
+                .flag("--pp", "pp", pp)
+                .flag("--layers", "layers", layers)
+                .flag("--block-size", "blockBytes", blockBytes)
+                .flag("--pages", "pages", pages)
+                .fixed("localWorkers", false)
+                .load(config);
     }
 }
