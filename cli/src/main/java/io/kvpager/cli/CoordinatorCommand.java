@@ -3,9 +3,11 @@ package io.kvpager.cli;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.cli.status.InstanceDirectory;
+import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -63,6 +65,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
+    @Mixin
+    MetricsPortOption metricsPort;
+
     @Override
     public Integer call() throws Exception {
         KvCacheOptions options;
@@ -73,18 +78,23 @@ final class CoordinatorCommand implements Callable<Integer> {
             }
             options = cacheOptions();
             nodeOptions = cluster.nodeOptions(System.getenv());
+            metricsPort.validate();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        try (Node node = Node.join(nodeOptions)) {
+        try (Node node = Node.join(nodeOptions, metricsPort.on())) {
             ClusterNode member = node.cluster();
             long wait = options.getTensorsDeadlineMs() + options.getSendTimeoutMs();
-            KvCache cache = member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
+            KvCache cache;
+            try (RankWait waiting = new RankWait(node.vertx(), options, spec.commandLine().getErr())) {
+                cache = member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
+            }
+            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), metricsPort.port, List.of(cache)) : null;
             InstanceDirectory directory = new InstanceDirectory(node.vertx());
             directory.register(instance).await(30, TimeUnit.SECONDS);
             spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + options.getPp() + ", "
                     + options.getPages() + " pages) ready at kvpager." + instance + ".coordinator, " + cluster + ", node "
-                    + member.nodeId() + ", member " + member.memberAddress());
+                    + member.nodeId() + ", member " + member.memberAddress() + MetricsEndpoint.describe(metrics, member.options().getHost()));
             spec.commandLine().getOut().flush();
             root.serve(node);
             directory.unregister(instance).await(30, TimeUnit.SECONDS);

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -74,9 +75,8 @@ final class DemoCommand implements Callable<Integer> {
             description = "Where the chart of memory per model is written (default: ${DEFAULT-VALUE}).")
     Path out;
 
-    @Option(names = "--metrics-port", paramLabel = "PORT",
-            description = "Serve Prometheus metrics at /metrics and health at /health on this port while the demo runs (default: off).")
-    Integer metricsPort;
+    @Mixin
+    MetricsPortOption metricsPort;
 
     @Override
     public Integer call() throws Exception {
@@ -86,13 +86,14 @@ final class DemoCommand implements Callable<Integer> {
         boolean terminal = System.console() != null && System.console().isTerminal();
         DemoReport report;
         DemoRun demo;
-        try (Node node = root.node(metricsPort != null);
+        try (Node node = root.node(metricsPort.on());
                 DemoRun run = DemoRun.deploy(node.vertx(), settings);
                 Interruption interruption = root.interruption(run::requestStop);
-                MetricsEndpoint metrics = metricsPort == null ? null
-                        : MetricsEndpoint.listen(node.vertx(), metricsPort, run.caches())) {
+                MetricsEndpoint metrics = !metricsPort.on() ? null
+                        : MetricsEndpoint.listen(node.vertx(), metricsPort.port, run.caches())) {
             demo = run;
             if (metrics != null) {
+                run.meter(metrics.registry());
                 stderr.println("metrics at http://localhost:" + metrics.port() + "/metrics, health at /health");
             }
             try {
@@ -141,9 +142,7 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 limitBytes.put(ModelProfile.preset(model).name(), ByteSize.parse(size));
             });
-            if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
-                throw new IllegalArgumentException("--metrics-port must be 0..65535, got " + metricsPort);
-            }
+            metricsPort.validate();
             WritableFile.check("--out", out);
             return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out);
         } catch (IllegalArgumentException e) {

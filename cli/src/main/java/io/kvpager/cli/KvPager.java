@@ -6,6 +6,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.concurrent.CountDownLatch;
 import io.vertx.core.VertxOptions;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -58,6 +59,9 @@ public final class KvPager implements Runnable {
     }
 
     public static void main(String[] args) {
+        // java.util.logging (JLine, the JDK) through SLF4J: one config, one format for every line
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
         System.exit(commandLine(new KvPager()).execute(args));
     }
 

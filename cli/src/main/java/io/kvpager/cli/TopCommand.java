@@ -43,7 +43,7 @@ final class TopCommand implements Callable<Integer> {
         if (frames < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--frames must be 0 or more, got " + frames);
         }
-        try (Node node = root.node(cluster); Terminal terminal = TerminalBuilder.builder().system(true).build()) {
+        try (Node node = root.node(cluster); Terminal terminal = TerminalBuilder.builder().system(true).dumb(true).build()) {
             CoordinatorClient client = new CoordinatorClient(node.vertx(), Math.max(1000, interval.toMillis()));
             new TopScreen(terminal, () -> selection.resolve(node.vertx()).compose(client::status), interval).run(frames);
         }

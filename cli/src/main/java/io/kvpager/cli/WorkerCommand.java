@@ -1,9 +1,11 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -51,6 +53,9 @@ final class WorkerCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
+    @Mixin
+    MetricsPortOption metricsPort;
+
     @Override
     public Integer call() throws Exception {
         WorkerConfig config;
@@ -66,15 +71,17 @@ final class WorkerCommand implements Callable<Integer> {
             JsonObject sim = simCapacity == null ? null : new JsonObject().put("capacityBytes", simCapacity);
             config = new WorkerConfig(instance, pp, tp, device.kind, device.gpu, sim, null);
             nodeOptions = cluster.nodeOptions(System.getenv());
+            metricsPort.validate();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        try (Node node = Node.join(nodeOptions)) {
+        try (Node node = Node.join(nodeOptions, metricsPort.on())) {
             ClusterNode member = node.cluster();
+            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), metricsPort.port, List.of()) : null;
             member.deployWorker(config).await(DEPLOY_TIMEOUT_S, TimeUnit.SECONDS);
             spec.commandLine().getOut().println("kvpager worker: " + config.rank() + " of " + instance + " on " + device.kind + ":"
                     + device.gpu + " serving at " + config.address() + ", " + cluster + ", node " + member.nodeId()
-                    + ", member " + member.memberAddress());
+                    + ", member " + member.memberAddress() + MetricsEndpoint.describe(metrics, member.options().getHost()));
             spec.commandLine().getOut().flush();
             root.serve(node);
         }

@@ -61,7 +61,8 @@ public final class SummaryTable {
                         + "with this seed; what finishes in time, the misses and the latencies depend on timing)%n",
                 settings.seed(), trace.requests(), trace.promptTokens(), trace.outputTokens()));
         out.append(report.ok()
-                ? "invariants held: every model served, no failed call, no block held or page mapped after the drain"
+                ? "invariants held: " + (report.stoppedEarly() ? "" : "every model served, ")
+                        + "no failed call, no block held or page mapped after the drain"
                         + (settings.device().equals("sim") ? ", no handle left on the simulated GPU" : "") + "\n"
                 : "invariants broken: " + report.violations().size() + " (listed on stderr)\n");
         return out.toString();

@@ -1,13 +1,14 @@
 package io.kvpager.cli.metrics;
 
-import io.kvpager.CacheStats;
 import io.kvpager.KvCache;
+import io.kvpager.metrics.CacheHealth;
+import io.kvpager.metrics.KvCacheMeters;
+import io.kvpager.metrics.RankCallMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
@@ -22,9 +23,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Prometheus metrics at {@code /metrics} and health at {@code /health}, on one HTTP port: Vert.x's
- * own meters (event bus, HTTP, pools, JVM) and kvpager's: the caches' figures
- * ({@link CacheMeters}) and map and unmap latency and failures per rank ({@link RankCallMeters}). Health has one
- * check per cache, named after its instance: up when the cache is ready and every rank answers.
+ * own meters (event bus, HTTP, pools, JVM) and kvpager's from the {@code kvpager-metrics} library: the
+ * caches' figures ({@link KvCacheMeters}) and event-bus call latency histograms ({@link RankCallMeters}).
+ * Health has one check per cache, named after its instance: UP only when it is ready; degraded and
+ * failed are DOWN with the state and the reason ({@link CacheHealth}).
  *
  * <p>A verticle of its own, so that its server and timer belong to no cache's deployment and live
  * until {@link #close()}.
@@ -39,7 +41,7 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
     private final int requestedPort;
     private final List<KvCache> caches;
     private final MeterRegistry registry;
-    private CacheMeters meters;
+    private KvCacheMeters meters;
     private RankCallMeters rankCalls;
     private HttpServer server;
     private String deployment;
@@ -81,15 +83,15 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
 
     @Override
     public Future<?> start() {
-        meters = new CacheMeters(vertx, registry, caches);
+        meters = new KvCacheMeters(vertx, registry, caches);
         rankCalls = new RankCallMeters(registry);
         rankCalls.install(vertx.eventBus());
         vertx.setPeriodic(STALE_SWEEP_MS, id -> rankCalls.forgetStale());
         HealthChecks health = HealthChecks.create(vertx);
         for (KvCache cache : caches) {
             health.register(cache.options().getInstance(), REFRESH_MS, promise -> cache.stats()
-                    .onSuccess(stats -> promise.complete(status(stats)))
-                    .onFailure(e -> promise.complete(Status.KO(new JsonObject().put("failure", String.valueOf(e.getMessage()))))));
+                    .onSuccess(stats -> promise.complete(status(CacheHealth.of(stats))))
+                    .onFailure(e -> promise.complete(status(CacheHealth.unanswered(e)))));
         }
         Router router = Router.router(vertx);
         router.get("/metrics").handler(PrometheusScrapingHandler.create());
@@ -98,28 +100,40 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
                 .compose(v -> vertx.createHttpServer().requestHandler(router).listen(requestedPort))
                 .onSuccess(listening -> server = listening)
                 .onFailure(e -> {
-                    meters.stop();
+                    meters.close();
                     rankCalls.remove(vertx.eventBus());
                 });
     }
 
     @Override
     public Future<?> stop() {
-        meters.stop();
+        meters.close();
         rankCalls.remove(vertx.eventBus());
         return Future.succeededFuture();
     }
 
-    private static Status status(CacheStats stats) {
-        JsonArray down = new JsonArray();
-        stats.ranks().stream().filter(r -> !r.up()).forEach(r -> down.add(r.rank()));
-        JsonObject data = new JsonObject().put("state", stats.state()).put("ranksDown", down);
-        return "ready".equals(stats.state()) && stats.healthy() ? Status.OK(data) : Status.KO(data);
+    /** UP only when ready; degraded and failed are DOWN (503), with the state and the reason. */
+    private static Status status(CacheHealth health) {
+        JsonObject data = new JsonObject().put("state", health.stateName());
+        if (health.reason() != null) {
+            data.put("reason", health.reason());
+        }
+        return health.state() == CacheHealth.State.READY ? Status.OK(data) : Status.KO(data);
+    }
+
+    /** {@code ", metrics at http://host:port/metrics"} for a ready line, or nothing when {@code endpoint} is {@code null}. */
+    public static String describe(MetricsEndpoint endpoint, String host) {
+        return endpoint == null ? "" : ", metrics at http://" + host + ":" + endpoint.port() + "/metrics";
     }
 
     /** The port it listens on. */
     public int port() {
         return server.actualPort();
+    }
+
+    /** The registry the meters are in: an embedding program may add its own. */
+    public MeterRegistry registry() {
+        return registry;
     }
 
     /** Stops serving and removes kvpager's meters; blocks until done. */
