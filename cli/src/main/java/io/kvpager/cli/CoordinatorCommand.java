@@ -4,6 +4,7 @@ import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.cli.status.InstanceDirectory;
 import io.kvpager.cli.metrics.MetricsEndpoint;
+import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import java.nio.file.Path;
@@ -30,6 +31,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
         description = "Run the coordinator of a cache instance as a clustered node, until stopped.")
 final class CoordinatorCommand implements Callable<Integer> {
+
+    /** How long this node's endpoint waits for a coordinator when a client asks it. */
+    private static final long ADMIN_TIMEOUT_MS = 5_000;
 
     @Spec
     CommandSpec spec;
@@ -66,7 +70,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     ClusterOptions cluster;
 
     @Mixin
-    MetricsPortOption metricsPort;
+    NodeEndpointOption metricsPort;
 
     @Override
     public Integer call() throws Exception {
@@ -89,7 +93,8 @@ final class CoordinatorCommand implements Callable<Integer> {
             try (RankWait waiting = new RankWait(node.vertx(), options, spec.commandLine().getErr())) {
                 cache = member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
             }
-            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), metricsPort.port, List.of(cache)) : null;
+            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), member.options().getHost(), metricsPort.port(),
+                    NodeEndpointOption.PORTS, List.of(cache), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS)) : null;
             InstanceDirectory directory = new InstanceDirectory(node.vertx());
             directory.register(instance).await(30, TimeUnit.SECONDS);
             spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + options.getPp() + ", "

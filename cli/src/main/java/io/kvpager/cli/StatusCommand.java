@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.status.ClusterClient;
 import io.kvpager.cli.status.CoordinatorClient;
 import io.kvpager.cli.status.InstanceStatus;
 import io.kvpager.cli.status.StatusTable;
@@ -58,17 +59,22 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (Node node = root.node(cluster)) {
-            CoordinatorClient client = new CoordinatorClient(node.vertx(), timeout.toMillis());
-            List<InstanceStatus> status = selection.resolve(node.vertx()).compose(client::status)
-                    .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
-            if (status.isEmpty()) {
-                spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint(cluster));
-                return UNREACHABLE;
+        ClusterClient remote = root.clusterClient(cluster, timeout);
+        List<InstanceStatus> status;
+        if (remote != null) {
+            status = remote.status(selection.names);
+        } else {
+            try (Node node = root.node(cluster)) {
+                CoordinatorClient client = new CoordinatorClient(node.vertx(), timeout.toMillis());
+                status = selection.resolve(node.vertx()).compose(client::status).await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
             }
-            spec.commandLine().getOut().print(StatusTable.render(status));
-            spec.commandLine().getOut().flush();
-            return exitCode(status);
         }
+        if (status.isEmpty()) {
+            spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint(cluster));
+            return UNREACHABLE;
+        }
+        spec.commandLine().getOut().print(StatusTable.render(status));
+        spec.commandLine().getOut().flush();
+        return exitCode(status);
     }
 }

@@ -1,6 +1,7 @@
 package io.kvpager.cli;
 
 import io.kvpager.cli.metrics.MetricsEndpoint;
+import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.impl.WorkerConfig;
@@ -26,6 +27,9 @@ import picocli.CommandLine.Spec;
 final class WorkerCommand implements Callable<Integer> {
 
     private static final long DEPLOY_TIMEOUT_S = 60;
+
+    /** How long this node's endpoint waits for a coordinator when a client asks it. */
+    private static final long ADMIN_TIMEOUT_MS = 5_000;
 
     @Spec
     CommandSpec spec;
@@ -54,7 +58,7 @@ final class WorkerCommand implements Callable<Integer> {
     ClusterOptions cluster;
 
     @Mixin
-    MetricsPortOption metricsPort;
+    NodeEndpointOption metricsPort;
 
     @Override
     public Integer call() throws Exception {
@@ -77,7 +81,8 @@ final class WorkerCommand implements Callable<Integer> {
         }
         try (Node node = Node.join(nodeOptions, metricsPort.on())) {
             ClusterNode member = node.cluster();
-            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), metricsPort.port, List.of()) : null;
+            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), member.options().getHost(), metricsPort.port(),
+                    NodeEndpointOption.PORTS, List.of(), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS)) : null;
             member.deployWorker(config).await(DEPLOY_TIMEOUT_S, TimeUnit.SECONDS);
             spec.commandLine().getOut().println("kvpager worker: " + config.rank() + " of " + instance + " on " + device.kind + ":"
                     + device.gpu + " serving at " + config.address() + ", " + cluster + ", node " + member.nodeId()

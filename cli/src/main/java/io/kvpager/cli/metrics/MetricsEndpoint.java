@@ -1,6 +1,7 @@
 package io.kvpager.cli.metrics;
 
 import io.kvpager.KvCache;
+import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.metrics.CacheHealth;
 import io.kvpager.metrics.KvCacheMeters;
 import io.kvpager.metrics.RankCallMeters;
@@ -38,7 +39,10 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
     private static final long TIMEOUT_S = 10;
     private static final long STALE_SWEEP_MS = 60_000;
 
+    private final String host;
     private final int requestedPort;
+    private final int ports;
+    private final ClusterAdmin admin;
     private final List<KvCache> caches;
     private final MeterRegistry registry;
     private KvCacheMeters meters;
@@ -46,8 +50,11 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
     private HttpServer server;
     private String deployment;
 
-    private MetricsEndpoint(int port, List<KvCache> caches, MeterRegistry registry) {
+    private MetricsEndpoint(String host, int port, int ports, ClusterAdmin admin, List<KvCache> caches, MeterRegistry registry) {
+        this.host = host;
         this.requestedPort = port;
+        this.ports = ports;
+        this.admin = admin;
         this.caches = List.copyOf(caches);
         this.registry = registry;
     }
@@ -68,16 +75,26 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
      * @throws IllegalStateException when {@code vertx} has no Micrometer registry, or the port cannot be bound
      */
     public static MetricsEndpoint listen(Vertx vertx, int port, List<KvCache> caches) {
+        return listen(vertx, null, port, 1, caches, null);
+    }
+
+    /**
+     * As {@link #listen(Vertx, int, List)} on {@code host} ({@code null}: every interface), on the
+     * first free port of {@code ports} from {@code port} up (as a cluster member takes its port),
+     * serving {@code admin}'s routes too when it is not {@code null}.
+     */
+    public static MetricsEndpoint listen(Vertx vertx, String host, int port, int ports, List<KvCache> caches, ClusterAdmin admin) {
         MeterRegistry registry = BackendRegistries.getDefaultNow();
         if (registry == null) {
             throw new IllegalStateException("metrics are off in this Vert.x: create it with MetricsEndpoint.metricsOptions()");
         }
-        MetricsEndpoint endpoint = new MetricsEndpoint(port, caches, registry);
+        MetricsEndpoint endpoint = new MetricsEndpoint(host, port, port == 0 ? 1 : ports, admin, caches, registry);
         try {
             endpoint.deployment = vertx.deployVerticle(endpoint).await(TIMEOUT_S, TimeUnit.SECONDS);
             return endpoint;
         } catch (Exception e) {
-            throw new IllegalStateException("the metrics endpoint did not start on port " + port + ": " + e.getMessage(), e);
+            throw new IllegalStateException("the metrics endpoint did not start on port " + port
+                    + (ports > 1 && port != 0 ? " or the " + (ports - 1) + " above it" : "") + ": " + e.getMessage(), e);
         }
     }
 
@@ -96,13 +113,23 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
         Router router = Router.router(vertx);
         router.get("/metrics").handler(PrometheusScrapingHandler.create());
         router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
+        if (admin != null) {
+            admin.route(router);
+        }
         return meters.start(REFRESH_MS)
-                .compose(v -> vertx.createHttpServer().requestHandler(router).listen(requestedPort))
+                .compose(v -> listenFrom(router, requestedPort, ports))
                 .onSuccess(listening -> server = listening)
                 .onFailure(e -> {
                     meters.close();
                     rankCalls.remove(vertx.eventBus());
                 });
+    }
+
+    /** Listens on {@code port}, or the next port up while one is taken, {@code left} ports in all. */
+    private Future<HttpServer> listenFrom(Router router, int port, int left) {
+        return (host == null ? vertx.createHttpServer().requestHandler(router).listen(port)
+                : vertx.createHttpServer().requestHandler(router).listen(port, host))
+                .recover(e -> left > 1 && port < 65535 ? listenFrom(router, port + 1, left - 1) : Future.failedFuture(e));
     }
 
     @Override
