@@ -58,7 +58,7 @@ public final class SummaryTable {
         }
         TraceTotals trace = report.trace();
         out.append(String.format(Locale.ROOT, "trace of seed %d: %,d requests, %,d prompt and %,d output tokens (the same on every run "
-                        + "with this seed; what finishes in time, the misses and the latencies depend on timing)%n",
+                        + "with this seed and these settings; what finishes in time, the misses and the latencies depend on timing)%n",
                 settings.seed(), trace.requests(), trace.promptTokens(), trace.outputTokens()));
         out.append(report.ok()
                 ? "invariants held: " + (report.stoppedEarly() ? "" : "every model served, ")
