@@ -135,7 +135,15 @@ public class KvCacheOptions {
      * @param path a JSON file, or {@code null} to read only the environment and system properties
      */
     public static Future<KvCacheOptions> load(Vertx vertx, String path) {
-        return OptionSources.load(vertx, path);
+        return OptionSources.load(vertx, path, new JsonObject());
+    }
+
+    /**
+     * As {@link #load(Vertx, String)}, with {@code overrides} (option fields, e.g. a command line's
+     * flags) on top of every layer, before the result is validated.
+     */
+    public static Future<KvCacheOptions> load(Vertx vertx, String path, JsonObject overrides) {
+        return OptionSources.load(vertx, path, overrides);
     }
 
     public JsonObject toJson() {

@@ -1,12 +1,13 @@
 package io.kvpager.cli;
 
+import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
+import io.kvpager.cli.metrics.MetricsEndpoint;
+import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
-import io.vertx.core.json.JsonObject;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -22,12 +23,16 @@ import picocli.CommandLine.Spec;
  * workers in other processes of the cluster ({@code kvpager worker}), waits until every rank has
  * its tensors, registers the instance so that {@code status --cluster} finds it, and serves at
  * {@code kvpager.<instance>.coordinator} until the process is stopped, when it unregisters the
- * instance, destroys the tensors and leaves the cluster, in that order. The cache's options come from a JSON file of
- * {@link KvCacheOptions} fields, with the flags on top.
+ * instance, destroys the tensors and leaves the cluster, in that order. The cache's options come
+ * through {@link KvCacheOptions#load}: a JSON file of its fields, {@code KVPAGER_*} variables,
+ * {@code -Dkvpager.*} properties, and the flags on top.
  */
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
         description = "Run the coordinator of a cache instance as a clustered node, until stopped.")
 final class CoordinatorCommand implements Callable<Integer> {
+
+    /** How long this node's endpoint waits for a coordinator when a client asks it. */
+    private static final long ADMIN_TIMEOUT_MS = 5_000;
 
     @Spec
     CommandSpec spec;
@@ -42,11 +47,12 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--tp", required = true, paramLabel = "N", description = "Tensor-parallel size: ranks per stage.")
     int tp;
 
-    @Option(names = "--pp", paramLabel = "M", defaultValue = "1", description = "Pipeline-parallel size: stages (default: ${DEFAULT-VALUE}).")
-    int pp;
+    @Option(names = "--pp", paramLabel = "M", description = "Pipeline-parallel size: stages (default: the config's, or 1).")
+    Integer pp;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "The cache's options as JSON (layers, blockBytes, pages, layout, reserve, limits, timeouts, ...).")
+            description = "The cache's options as JSON (layers, blockBytes, pages, layout, reserve, limits, timeouts, ...), e.g. "
+                    + "config/kvpager.json; KVPAGER_* variables and -Dkvpager.* properties go on top, the flags on top of all.")
     Path config;
 
     @Option(names = "--layers", paramLabel = "N", description = "Layers of the model (overrides the config).")
@@ -62,27 +68,36 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
+    @Mixin
+    NodeEndpointOption metricsPort;
+
     @Override
     public Integer call() throws Exception {
         KvCacheOptions options;
         ClusterNodeOptions nodeOptions;
         try {
-            if (tp < 1 || pp < 1) {
+            if (tp < 1 || (pp != null && pp < 1)) {
                 throw new IllegalArgumentException("--tp and --pp are sizes, 1 or more; got tp " + tp + ", pp " + pp);
             }
             options = cacheOptions();
             nodeOptions = cluster.nodeOptions(System.getenv());
+            metricsPort.validate();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        try (Node node = Node.join(nodeOptions)) {
+        try (Node node = Node.join(nodeOptions, metricsPort.on())) {
             ClusterNode member = node.cluster();
             long wait = options.getTensorsDeadlineMs() + options.getSendTimeoutMs();
-            // deployed and listed in the cluster's directory, tied to this node
-            member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
-            spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + pp + ", "
+            KvCache cache;
+            try (RankWait waiting = new RankWait(node.vertx(), options, spec.commandLine().getErr())) {
+                // deployed and listed in the cluster's directory, tied to this node
+                cache = member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
+            }
+            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), member.options().getHost(), metricsPort.port(),
+                    NodeEndpointOption.PORTS, List.of(cache), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS)) : null;
+            spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + options.getPp() + ", "
                     + options.getPages() + " pages) ready at kvpager." + instance + ".coordinator, " + cluster + ", node "
-                    + member.nodeId() + ", member " + member.memberAddress());
+                    + member.nodeId() + ", member " + member.memberAddress() + MetricsEndpoint.describe(metrics, member.options().getHost()));
             spec.commandLine().getOut().flush();
             // closing the node (the shutdown hook on SIGTERM, or the end of this block) removes the
             // directory entry first, then destroys the tensors and leaves the cluster
@@ -91,30 +106,19 @@ final class CoordinatorCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The config file's options, the flags on top, the ranks in other processes; validated. */
+    /**
+     * The cache's options through the one configuration path: the config file, {@code KVPAGER_*},
+     * {@code -Dkvpager.*}, then the flags; the ranks always in other processes; validated.
+     */
     private KvCacheOptions cacheOptions() {
-        KvCacheOptions options;
-        if (config != null) {
-            try {
-                options = new KvCacheOptions(new JsonObject(Files.readString(config)));
-            } catch (IOException e) {
-                throw new IllegalArgumentException("--config: cannot read " + config + ": " + e.getMessage(), e);
-            } catch (io.vertx.core.json.DecodeException e) {
-                throw new IllegalArgumentException("--config: " + config + " is not a JSON object: " + OneLine.of(e), e);
-            }
-        } else {
-            options = new KvCacheOptions();
-        }
-        options.setInstance(instance).setTp(tp).setPp(pp).setLocalWorkers(false);
-        if (layers != null) {
-            options.setLayers(layers);
-        }
-        if (blockBytes != null) {
-            options.setBlockBytes(blockBytes);
-        }
-        if (pages != null) {
-            options.setPages(pages);
-        }
-        return options.validate();
+        return new CacheOptionFlags()
+                .flag("--instance", "instance", instance)
+                .flag("--tp", "tp", tp)
+                .flag("--pp", "pp", pp)
+                .flag("--layers", "layers", layers)
+                .flag("--block-size", "blockBytes", blockBytes)
+                .flag("--pages", "pages", pages)
+                .fixed("localWorkers", false)
+                .load(config);
     }
 }

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -23,6 +24,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code kvpager demo}: several models share one GPU through elastic caches, driven by a bursty
  * serving trace; progress while it runs, then a summary table and a chart of memory per model.
+ * Ctrl-C ends the run early and still prints the summary of what was served; a chart that cannot
+ * be drawn (a server without fonts) is a warning, not a failure.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Serve a seeded, bursty trace for several models sharing one GPU, each through its own elastic KV cache "
@@ -72,9 +75,8 @@ final class DemoCommand implements Callable<Integer> {
             description = "Where the chart of memory per model is written (default: ${DEFAULT-VALUE}).")
     Path out;
 
-    @Option(names = "--metrics-port", paramLabel = "PORT",
-            description = "Serve Prometheus metrics at /metrics and health at /health on this port while the demo runs (default: off).")
-    Integer metricsPort;
+    @Mixin
+    MetricsPortOption metricsPort;
 
     @Override
     public Integer call() throws Exception {
@@ -83,23 +85,50 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter stderr = spec.commandLine().getErr();
         boolean terminal = System.console() != null && System.console().isTerminal();
         DemoReport report;
-        try (Node node = root.node(metricsPort != null);
+        DemoRun demo;
+        try (Node node = root.node(metricsPort.on());
                 DemoRun run = DemoRun.deploy(node.vertx(), settings);
-                MetricsEndpoint metrics = metricsPort == null ? null
-                        : MetricsEndpoint.listen(node.vertx(), metricsPort, run.caches())) {
+                Interruption interruption = root.interruption(run::requestStop);
+                MetricsEndpoint metrics = !metricsPort.on() ? null
+                        : MetricsEndpoint.listen(node.vertx(), metricsPort.port, run.caches())) {
+            demo = run;
             if (metrics != null) {
+                run.meter(metrics.registry());
                 stderr.println("metrics at http://localhost:" + metrics.port() + "/metrics, health at /health");
             }
-            report = run.run(stderr, terminal);
+            try {
+                report = run.run(stderr, terminal);
+                // The summary first: whatever happens to the chart, the run's result is out.
+                stdout.print(SummaryTable.render(report));
+                stdout.flush();
+                for (String violation : report.violations()) {
+                    stderr.println("kvpager demo: invariant broken: " + violation);
+                }
+                stderr.flush();
+            } finally {
+                interruption.close();
+            }
         }
-        stdout.print(SummaryTable.render(report));
-        stdout.println("chart: " + report.chart().toAbsolutePath());
-        stdout.flush();
-        for (String violation : report.violations()) {
-            stderr.println("kvpager demo: invariant broken: " + violation);
-        }
-        stderr.flush();
+        writeChart(demo, stdout, stderr);
         return report.ok() ? 0 : 1;
+    }
+
+    /** Draws the chart; one that cannot be drawn is a warning that says how to fix it, not a failure of the run. */
+    private void writeChart(DemoRun run, PrintWriter stdout, PrintWriter stderr) {
+        try {
+            run.writeChart();
+            stdout.println("chart: " + out.toAbsolutePath());
+            stdout.flush();
+        } catch (Exception | Error e) {
+            String why = OneLine.of(e);
+            String fix = why.toLowerCase(java.util.Locale.ROOT).contains("font")
+                    ? "this machine has no fonts for Java to draw text with; install fontconfig and one font (Debian, Ubuntu: "
+                            + "apt-get install fontconfig fonts-dejavu-core; RHEL: dnf install fontconfig dejavu-sans-fonts) and run again"
+                    : "check that " + out.toAbsolutePath() + " can be written, or pass --out elsewhere";
+            stderr.println("kvpager demo: warning: the chart was not drawn (" + why + "): " + fix
+                    + "; the summary above is complete");
+            stderr.flush();
+        }
     }
 
     private DemoSettings settings() {
@@ -113,9 +142,8 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 limitBytes.put(ModelProfile.preset(model).name(), ByteSize.parse(size));
             });
-            if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
-                throw new IllegalArgumentException("--metrics-port must be 0..65535, got " + metricsPort);
-            }
+            metricsPort.validate();
+            WritableFile.check("--out", out);
             return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -1,7 +1,8 @@
 package io.kvpager.cli;
 
 import io.kvpager.cli.metrics.MetricsEndpoint;
-import io.kvpager.cluster.ClusterNodeOptions;
+import io.kvpager.cli.status.ClusterClient;
+import java.time.Duration;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.concurrent.CountDownLatch;
@@ -58,6 +59,11 @@ public final class KvPager implements Runnable {
     }
 
     public static void main(String[] args) {
+        // java.util.logging (JLine, the JDK) through SLF4J, set up when JUL is first used, so that a
+        // command that logs nothing (status --cluster) does not pay for starting the logging
+        if (System.getProperty("java.util.logging.config.class") == null && System.getProperty("java.util.logging.config.file") == null) {
+            System.setProperty("java.util.logging.config.class", JulToSlf4j.class.getName());
+        }
         System.exit(commandLine(new KvPager()).execute(args));
     }
 
@@ -75,21 +81,24 @@ public final class KvPager implements Runnable {
     }
 
     /**
-     * The Vert.x for a command that asks caches: the embedding program's, a node that joins the
-     * cluster when {@code cluster} says so, or a fresh one.
+     * The client of the cluster for a command that asks caches with {@code --cluster} from a
+     * process of its own, or {@code null} when the command asks the caches of its own Vert.x.
      *
-     * @throws IllegalArgumentException for bad cluster options, naming the flag
+     * @throws ParameterException for bad cluster options, naming the flag
      */
-    Node node(ClusterJoin cluster) {
-        if (embedded == null && cluster.join) {
-            ClusterNodeOptions options;
-            try {
-                options = cluster.options.nodeOptions(System.getenv());
-            } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), e.getMessage(), e);
-            }
-            return Node.join(options);
+    ClusterClient clusterClient(ClusterJoin cluster, Duration timeout) {
+        if (embedded != null || !cluster.join) {
+            return null;
         }
+        try {
+            return new ClusterClient(cluster.endpoints(), cluster.options.nodeOptions(System.getenv()).getClusterName(), timeout);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    /** The Vert.x for a command that asks the caches of its own process: the embedding program's, or a fresh one. */
+    Node node(ClusterJoin cluster) {
         return node(false);
     }
 
@@ -135,6 +144,11 @@ public final class KvPager implements Runnable {
         } catch (IllegalStateException shuttingDown) {
             // the hook closes the node
         }
+    }
+
+    /** Runs {@code onStop} when the process or this command line is asked to stop; see {@link Interruption}. */
+    Interruption interruption(Runnable onStop) {
+        return new Interruption(onStop, stop);
     }
 
     /** The version from the jar's manifest; "development" when run from classes. */

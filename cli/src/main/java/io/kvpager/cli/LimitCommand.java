@@ -1,6 +1,7 @@
 package io.kvpager.cli;
 
 import io.kvpager.LimitResult;
+import io.kvpager.cli.status.ClusterClient;
 import io.kvpager.cli.status.CoordinatorClient;
 import io.kvpager.cli.status.InstanceUnreachable;
 import io.vertx.core.Future;
@@ -55,18 +56,24 @@ final class LimitCommand implements Callable<Integer> {
         if (rev < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--revision must be 0 or more, got " + rev);
         }
-        try (Node node = root.node(cluster)) {
-            LimitResult result = new CoordinatorClient(node.vertx(), timeout.toMillis()).limit(instance, bytes, rev)
-                    .recover(e -> Future.failedFuture(e instanceof InstanceUnreachable
-                            ? new InstanceUnreachable(instance, e.getMessage() + root.reachHint(cluster)) : e))
-                    .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
-            spec.commandLine().getOut().println(describe(instance, result));
-            spec.commandLine().getOut().flush();
-            return switch (result.outcome()) {
-                case APPLIED, DEFERRED -> 0;
-                case STALE, CONFLICT -> 1;
-            };
+        ClusterClient remote = root.clusterClient(cluster, timeout);
+        LimitResult result;
+        if (remote != null) {
+            result = remote.limit(instance, bytes, rev);
+        } else {
+            try (Node node = root.node(cluster)) {
+                result = new CoordinatorClient(node.vertx(), timeout.toMillis()).limit(instance, bytes, rev)
+                        .recover(e -> Future.failedFuture(e instanceof InstanceUnreachable
+                                ? new InstanceUnreachable(instance, e.getMessage() + root.reachHint(cluster)) : e))
+                        .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
+            }
         }
+        spec.commandLine().getOut().println(describe(instance, result));
+        spec.commandLine().getOut().flush();
+        return switch (result.outcome()) {
+            case APPLIED, DEFERRED -> 0;
+            case STALE, CONFLICT -> 1;
+        };
     }
 
     static String describe(String instance, LimitResult result) {

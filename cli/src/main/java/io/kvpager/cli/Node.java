@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.vertx.core.Vertx;
@@ -36,8 +37,14 @@ final class Node implements AutoCloseable {
      * @throws IllegalArgumentException for bad options; IllegalStateException when it cannot join
      */
     static Node join(ClusterNodeOptions options) {
+        return join(options, false);
+    }
+
+    /** As {@link #join(ClusterNodeOptions)}, with Micrometer metrics for a {@code /metrics} endpoint when {@code metrics}. */
+    static Node join(ClusterNodeOptions options, boolean metrics) {
         try {
-            ClusterNode node = ClusterNode.start(options).await(JOIN_TIMEOUT_S, TimeUnit.SECONDS);
+            ClusterNode node = ClusterNode.start(options, metrics ? MetricsEndpoint.metricsOptions() : null)
+                    .await(JOIN_TIMEOUT_S, TimeUnit.SECONDS);
             return new Node(node.vertx(), true, node);
         } catch (java.util.concurrent.TimeoutException e) {
             throw new IllegalStateException("could not join " + options.getClusterName() + " within " + JOIN_TIMEOUT_S + " s", e);

@@ -1,8 +1,12 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.status.ClusterClient;
+import io.kvpager.cli.status.ClusterStatus;
 import io.kvpager.cli.status.CoordinatorClient;
 import io.kvpager.cli.status.InstanceStatus;
 import io.kvpager.cli.status.StatusTable;
+import io.kvpager.cluster.ClusterDirectory;
+import io.kvpager.cluster.RegisteredWorker;
 import io.kvpager.cluster.ClusterDirectory;
 import io.kvpager.cluster.RegisteredWorker;
 import java.time.Duration;
@@ -18,11 +22,22 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code kvpager status}: what each instance holds now, and the workers whose instance no
- * coordinator serves; exit code 1 when an instance is unreachable or unhealthy, or such a worker runs.
+ * coordinator serves. The exit code says the worst state found, for scripts and probes:
+ * {@value #READY} every instance ready, {@value #NOT_READY} one answered but is not ready
+ * (degraded, a rank down, starting, failed) or a worker serves an instance no coordinator serves,
+ * {@value #UNREACHABLE} one did not answer or none was found; 1 the command itself failed, 2 bad
+ * arguments.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = "Show every cache instance: limit, mapped memory, reserve, blocks in use, ranks and their health.")
+        description = "Show every cache instance: limit, mapped memory, reserve, blocks in use, ranks and their health.",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:every instance is ready", "3:an instance answered but is not ready (degraded, a rank down, starting, failed), or a worker serves an instance no coordinator serves",
+            "4:an instance did not answer, or none was found", "1:the command failed", "2:bad arguments"})
 final class StatusCommand implements Callable<Integer> {
+
+    static final int READY = 0;
+    static final int NOT_READY = 3;
+    static final int UNREACHABLE = 4;
 
     @Spec
     CommandSpec spec;
@@ -40,29 +55,45 @@ final class StatusCommand implements Callable<Integer> {
             description = "How long to wait for each coordinator (default: ${DEFAULT-VALUE}).")
     Duration timeout;
 
+    /** The worst state among {@code status}, as an exit code. */
+    static int exitCode(List<InstanceStatus> status) {
+        int code = READY;
+        for (InstanceStatus instance : status) {
+            code = Math.max(code, instance.stats() == null ? UNREACHABLE : instance.healthy() ? READY : NOT_READY);
+        }
+        return code;
+    }
+
     @Override
     public Integer call() throws Exception {
-        try (Node node = root.node(cluster)) {
-            CoordinatorClient client = new CoordinatorClient(node.vertx(), timeout.toMillis());
-            List<InstanceStatus> status = selection.resolve(node.vertx()).compose(client::status)
-                    .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
-            // workers whose instance no coordinator serves hold their GPUs for nobody
-            List<RegisteredWorker> uncoordinated = ClusterDirectory.of(node.vertx()).workersWithoutCoordinator()
-                    .await(timeout.toMillis(), TimeUnit.MILLISECONDS).stream()
-                    .filter(w -> selection.names.isEmpty() || selection.names.contains(w.instance())).toList();
-            if (status.isEmpty() && uncoordinated.isEmpty()) {
-                spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint(cluster));
-                return 1;
+        ClusterClient remote = root.clusterClient(cluster, timeout);
+        ClusterStatus found;
+        if (remote != null) {
+            found = remote.clusterStatus(selection.names);
+        } else {
+            try (Node node = root.node(cluster)) {
+                CoordinatorClient client = new CoordinatorClient(node.vertx(), timeout.toMillis());
+                List<InstanceStatus> status = selection.resolve(node.vertx()).compose(client::status)
+                        .await(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
+                List<RegisteredWorker> uncoordinated = ClusterDirectory.of(node.vertx()).workersWithoutCoordinator()
+                        .await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                found = new ClusterStatus(status, uncoordinated).of(selection.names);
             }
-            if (!status.isEmpty()) {
-                spec.commandLine().getOut().print(StatusTable.render(status));
-            }
-            for (RegisteredWorker worker : uncoordinated) {
-                spec.commandLine().getOut().println(worker.instance() + "  " + worker.rank() + "  no coordinator: the worker on node "
-                        + worker.node() + " serves an instance that no coordinator serves");
-            }
-            spec.commandLine().getOut().flush();
-            return uncoordinated.isEmpty() && status.stream().allMatch(InstanceStatus::healthy) ? 0 : 1;
         }
+        if (found.instances().isEmpty() && found.uncoordinated().isEmpty()) {
+            spec.commandLine().getErr().println("kvpager status: no cache instances found" + root.reachHint(cluster));
+            return UNREACHABLE;
+        }
+        if (!found.instances().isEmpty()) {
+            spec.commandLine().getOut().print(StatusTable.render(found.instances()));
+        }
+        // workers whose instance no coordinator serves hold their GPUs for nobody
+        for (RegisteredWorker worker : found.uncoordinated()) {
+            spec.commandLine().getOut().println(worker.instance() + "  " + worker.rank() + "  no coordinator: the worker on node "
+                    + worker.node() + " serves an instance that no coordinator serves");
+        }
+        spec.commandLine().getOut().flush();
+        int code = exitCode(found.instances());
+        return found.uncoordinated().isEmpty() ? code : Math.max(code, NOT_READY);
     }
 }

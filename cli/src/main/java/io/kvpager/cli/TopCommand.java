@@ -1,6 +1,9 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.status.ClusterClient;
 import io.kvpager.cli.status.CoordinatorClient;
+import io.vertx.core.Future;
+import java.io.IOException;
 import io.kvpager.cli.status.TopScreen;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -43,7 +46,20 @@ final class TopCommand implements Callable<Integer> {
         if (frames < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--frames must be 0 or more, got " + frames);
         }
-        try (Node node = root.node(cluster); Terminal terminal = TerminalBuilder.builder().system(true).build()) {
+        ClusterClient remote = root.clusterClient(cluster, Duration.ofMillis(Math.max(1000, interval.toMillis())));
+        if (remote != null) {
+            try (Terminal terminal = TerminalBuilder.builder().system(true).dumb(true).build()) {
+                new TopScreen(terminal, () -> {
+                    try {
+                        return Future.succeededFuture(remote.status(selection.names));
+                    } catch (IOException e) {
+                        return Future.failedFuture(e);
+                    }
+                }, interval).run(frames);
+            }
+            return 0;
+        }
+        try (Node node = root.node(cluster); Terminal terminal = TerminalBuilder.builder().system(true).dumb(true).build()) {
             CoordinatorClient client = new CoordinatorClient(node.vertx(), Math.max(1000, interval.toMillis()));
             new TopScreen(terminal, () -> selection.resolve(node.vertx()).compose(client::status), interval).run(frames);
         }

@@ -1,10 +1,13 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.metrics.MetricsEndpoint;
+import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -27,6 +30,9 @@ import picocli.CommandLine.Spec;
 final class WorkerCommand implements Callable<Integer> {
 
     private static final long DEPLOY_TIMEOUT_S = 60;
+
+    /** How long this node's endpoint waits for a coordinator when a client asks it. */
+    private static final long ADMIN_TIMEOUT_MS = 5_000;
 
     @Spec
     CommandSpec spec;
@@ -59,6 +65,9 @@ final class WorkerCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
+    @Mixin
+    NodeEndpointOption metricsPort;
+
     @Override
     public Integer call() throws Exception {
         WorkerConfig config;
@@ -78,15 +87,18 @@ final class WorkerCommand implements Callable<Integer> {
             config = new WorkerConfig(instance, pp, tp, device.kind, device.gpu, sim, null,
                     leaseGrace == null ? null : leaseGrace.toMillis());
             nodeOptions = cluster.nodeOptions(System.getenv());
+            metricsPort.validate();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        try (Node node = Node.join(nodeOptions)) {
+        try (Node node = Node.join(nodeOptions, metricsPort.on())) {
             ClusterNode member = node.cluster();
+            MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), member.options().getHost(), metricsPort.port(),
+                    NodeEndpointOption.PORTS, List.of(), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS)) : null;
             member.deployWorker(config).await(DEPLOY_TIMEOUT_S, TimeUnit.SECONDS);
             spec.commandLine().getOut().println("kvpager worker: " + config.rank() + " of " + instance + " on " + device.kind + ":"
                     + device.gpu + " serving at " + config.address() + ", " + cluster + ", node " + member.nodeId()
-                    + ", member " + member.memberAddress());
+                    + ", member " + member.memberAddress() + MetricsEndpoint.describe(metrics, member.options().getHost()));
             spec.commandLine().getOut().flush();
             root.serve(node);
         }

@@ -30,7 +30,8 @@ import picocli.CommandLine;
 class ClusterCommandsTest {
 
     private static final Duration START = Duration.ofSeconds(90);
-    private static final Pattern MEMBER = Pattern.compile("member (\\S+)");
+    private static final Pattern MEMBER = Pattern.compile("member ([0-9.:]+)");
+    private static final Pattern METRICS = Pattern.compile("metrics at http://([0-9.:]+)/metrics");
 
     /** A serving command running on a thread of its own: its output so far, and its exit code once it ends. */
     private record Serving(StringWriter out, StringWriter err, CompletableFuture<Integer> exit) {
@@ -70,7 +71,8 @@ class ClusterCommandsTest {
         Promise<Void> stop = Promise.promise();
         int first = freePort();
         Serving worker = serve(stop, "worker", "--instance", "cli-llama", "--tp", "0", "--sim-capacity", "1GiB",
-                "--cluster-name", cluster, "--cluster-member-port", String.valueOf(first), "--cluster-join", "127.0.0.1:" + first);
+                "--cluster-name", cluster, "--cluster-member-port", String.valueOf(first), "--cluster-join", "127.0.0.1:" + first,
+                "--metrics-port", "0");
         String served = worker.awaitLine("kvpager worker:");
         assertThat(served).contains("pp0/tp0 of cli-llama on sim:0 serving at kvpager.cli-llama.pp0.tp0", "cluster '" + cluster + "'");
         Matcher member = MEMBER.matcher(served);
@@ -80,20 +82,29 @@ class ClusterCommandsTest {
         // a worker whose instance no coordinator serves yet: status lists it as such and fails
         CommandLineTest.Run alone = CommandLineTest.run("status", "--cluster", "--cluster-name", cluster,
                 "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join);
-        assertThat(alone.exitCode()).as(alone.err()).isEqualTo(1);
+        assertThat(alone.exitCode()).as(alone.err()).isEqualTo(StatusCommand.NOT_READY);
         assertThat(alone.out()).contains("cli-llama  pp0/tp0  no coordinator: the worker on node ");
 
         Serving coordinator = serve(stop, "coordinator", "--instance", "cli-llama", "--tp", "1", "--layers", "2", "--block-size", "64KiB",
-                "--pages", "16", "--cluster-name", cluster, "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join);
-        assertThat(coordinator.awaitLine("kvpager coordinator:"))
-                .contains("cache cli-llama (tp 1, pp 1, 16 pages) ready at kvpager.cli-llama.coordinator");
+                "--pages", "16", "--cluster-name", cluster, "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join,
+                "--metrics-port", "0");
+        String ready = coordinator.awaitLine("kvpager coordinator:");
+        assertThat(ready).contains("cache cli-llama (tp 1, pp 1, 16 pages) ready at kvpager.cli-llama.coordinator");
+        Matcher metrics = METRICS.matcher(ready);
+        assertThat(metrics.find()).as(ready).isTrue();
+        Matcher workerMetrics = METRICS.matcher(served);
+        assertThat(workerMetrics.find()).as(served).isTrue();
 
-        CommandLineTest.Run status = CommandLineTest.run("status", "--cluster", "--cluster-name", cluster,
-                "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join);
+        // a client of the cluster through one node's endpoint, the worker's first: it joins nothing
+        String nodes = workerMetrics.group(1) + "," + metrics.group(1);
+        CommandLineTest.Run status = CommandLineTest.run("status", "--cluster", "--cluster-name", cluster, "--node", nodes);
         assertThat(status.exitCode()).as(status.err()).isZero();
-        assertThat(status.out()).contains("cli-llama");
+        assertThat(status.out()).containsPattern("cli-llama\\s+ready\\s+1/1");
+        CommandLineTest.Run otherCluster = CommandLineTest.run("status", "--cluster", "--cluster-name", cluster + "-other", "--node", nodes);
+        assertThat(otherCluster.exitCode()).isEqualTo(1);
+        assertThat(otherCluster.err()).contains("no node of cluster '" + cluster + "-other' answered", "(cluster '" + cluster + "')");
         CommandLineTest.Run limit = CommandLineTest.run("limit", "cli-llama", "64MiB", "--revision", "1", "--cluster",
-                "--cluster-name", cluster, "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join);
+                "--cluster-name", cluster, "--node", nodes);
         assertThat(limit.exitCode()).as(limit.err()).isZero();
         assertThat(limit.out()).contains("cli-llama: APPLIED limit 64.0 MiB per rank (8 pages)");
 

@@ -102,7 +102,28 @@ class CommandLineTest {
     void aCoordinatorWithoutTheCachesGeometryIsAUsageError() {
         Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--cluster-name", "test");
         assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err().strip()).doesNotContain("\n").contains("layers is required");
+        assertThat(run.err().strip()).doesNotContain("\n")
+                .contains("--layers is required (or layers in the --config file, $KVPAGER_LAYERS, -Dkvpager.layers)");
+    }
+
+    @Test
+    void aBadValueOfATypedFlagNamesTheFlag() {
+        Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--layers", "0", "--block-size", "16KiB", "--pages", "64");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err().strip()).doesNotContain("\n").startsWith("kvpager coordinator: --layers must be >= 1, got 0");
+    }
+
+    /** The coordinator reads the same layers as KvCacheOptions.load: a bad -Dkvpager.* property fails before joining. */
+    @Test
+    void aCoordinatorReadsKvpagerSystemProperties() {
+        System.setProperty("kvpager.blockBytes", "sixteen");
+        try {
+            Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--layers", "8", "--pages", "64");
+            assertThat(run.exitCode()).isEqualTo(2);
+            assertThat(run.err().strip()).doesNotContain("\n").contains("kvpager.blockBytes");
+        } finally {
+            System.clearProperty("kvpager.blockBytes");
+        }
     }
 
     @Test
@@ -111,7 +132,7 @@ class CommandLineTest {
         Files.writeString(config, "layers: 32");
         Run run = run("coordinator", "--instance", "llama", "--tp", "2", "--config", config.toString());
         assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err().strip()).doesNotContain("\n").contains("--config", "cache.json", "not a JSON object");
+        assertThat(run.err().strip()).doesNotContain("\n").contains("--config " + config, "cannot read kvpager options");
     }
 
     @Test
@@ -135,7 +156,7 @@ class CommandLineTest {
     @Test
     void aProcessOfItsOwnSaysItReachesOnlyItsOwnCaches() {
         Run status = run("status");
-        assertThat(status.exitCode()).isEqualTo(1);
+        assertThat(status.exitCode()).isEqualTo(StatusCommand.UNREACHABLE);
         assertThat(status.err().strip()).doesNotContain("\n")
                 .startsWith("kvpager status: no cache instances found; this process reaches only caches it runs itself")
                 .contains("add --cluster");

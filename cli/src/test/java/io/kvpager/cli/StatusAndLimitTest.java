@@ -60,7 +60,7 @@ class StatusAndLimitTest {
     @Test
     void statusOfAnInstanceThatIsNotThereSaysSoAndFails() {
         CommandLineTest.Run run = run("status", "status-test", "nobody");
-        assertThat(run.exitCode()).isEqualTo(1);
+        assertThat(run.exitCode()).isEqualTo(StatusCommand.UNREACHABLE);
         assertThat(run.out()).containsPattern("status-test\\s+ready").containsPattern("nobody\\s+unreachable")
                 .contains("no coordinator for instance nobody at kvpager.nobody.coordinator");
     }

@@ -10,6 +10,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.metrics.MetricsOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +61,14 @@ public final class ClusterNode {
      * the calling thread: call it from a main thread or a worker, not from an event loop.
      */
     public static Future<ClusterNode> start(ClusterNodeOptions options) {
+        return start(options, null);
+    }
+
+    /**
+     * As {@link #start(ClusterNodeOptions)}, with Vert.x metrics (e.g. Micrometer's, for a
+     * {@code /metrics} endpoint) when {@code metrics} is not {@code null}.
+     */
+    public static Future<ClusterNode> start(ClusterNodeOptions options, MetricsOptions metrics) {
         long started = System.nanoTime();
         ClusterNodeOptions checked;
         String clusterName;
@@ -78,6 +87,9 @@ public final class ClusterNode {
                 EventBusTls.apply(bus, checked);
             }
             vertxOptions = new VertxOptions().setHAEnabled(false).setEventBusOptions(bus);
+            if (metrics != null) {
+                vertxOptions.setMetricsOptions(metrics);
+            }
             manager = new HazelcastClusterManager(config);
             // before the join, so that the listener is in place when the member's threads start
             ClusterMembership.of(manager);

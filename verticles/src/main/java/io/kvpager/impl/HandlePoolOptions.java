@@ -17,7 +17,7 @@ import io.vertx.core.json.JsonObject;
  * <p>Defaults, chosen so that idle memory stays small and visible:
  * <ul>
  * <li>{@code PER_LAYER}: bound 4 page ids (at most the group's pages). A page id there costs
- *     {@code layers × kvBuffers} creates, about a third of its map time (DESIGN.md's cost table);
+ *     {@code layers × kvBuffers} creates, about a third of its map time (docs/performance.md, driver calls on an H200);
  *     a page id unmapped is usually soon mapped again by the next refill, so a few page ids of
  *     handles cover the churn. Four page ids hold as much memory as four pages of the reserve.</li>
  * <li>{@code PAGE_MAJOR}: bound 0. A page id is one create, a small share of its 0.1 ms map, while

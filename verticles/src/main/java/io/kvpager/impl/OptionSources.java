@@ -12,7 +12,7 @@ import io.vertx.core.json.JsonObject;
 /**
  * Reads {@link KvCacheOptions} through vertx-config in three layers, each overriding the one
  * before: a JSON file, environment variables {@code KVPAGER_<FIELD>}, and system properties
- * {@code kvpager.<field>}.
+ * {@code kvpager.<field>}; a caller's own overrides (a command line's flags) go on top of all three.
  *
  * <p>The file is read by one retriever and the overrides by another, so the file's keys are
  * checked strictly (a typo is an error) while the rest of the environment and the JVM's own
@@ -24,8 +24,8 @@ public final class OptionSources {
     private OptionSources() {
     }
 
-    /** See {@link KvCacheOptions#load(Vertx, String)}. */
-    public static Future<KvCacheOptions> load(Vertx vertx, String path) {
+    /** See {@link KvCacheOptions#load(Vertx, String, JsonObject)}. */
+    public static Future<KvCacheOptions> load(Vertx vertx, String path, JsonObject flags) {
         Future<JsonObject> file = path == null ? Future.succeededFuture(new JsonObject())
                 : read(vertx, new ConfigStoreOptions().setType("file").setFormat("json")
                         .setConfig(new JsonObject().put("path", path)))
@@ -41,7 +41,11 @@ public final class OptionSources {
                         .put("raw-data", true).put("hierarchical", true).put("cache", false)));
         return Future.all(file, overrides).compose(all -> {
             try {
-                return Future.succeededFuture(new KvCacheOptions(fold(file.result(), overrides.result())).validate());
+                JsonObject options = fold(file.result(), overrides.result());
+                for (String key : flags.fieldNames()) {
+                    put(options, OptionField.of(key), flags.getValue(key));
+                }
+                return Future.succeededFuture(new KvCacheOptions(options).validate());
             } catch (IllegalArgumentException e) {
                 return Future.failedFuture(e);
             }

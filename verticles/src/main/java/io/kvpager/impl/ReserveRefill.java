@@ -1,5 +1,7 @@
 package io.kvpager.impl;
 
+import io.kvpager.FailureCode;
+import io.kvpager.KvPagerException;
 import io.kvpager.MissReason;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.PageMapFailure;
@@ -44,6 +46,7 @@ final class ReserveRefill {
     private long pausedUntilNanos;
     private long backoffMs;
     private String failure;
+    private boolean full;
 
     /**
      * @param pool the pool's name for log lines
@@ -120,9 +123,13 @@ final class ReserveRefill {
             failure = "refill: " + e.getMessage();
             long pause = backOff();
             // A refill that finds the device full, or the pool's share of the GPU taken, is the normal
-            // edge of sharing a GPU, not a fault.
-            if (e instanceof PageMapFailure f && (f.reason() == MissReason.OUT_OF_MEMORY || f.reason() == MissReason.LIMIT)) {
-                log.info("{}: {}; next refill in {} ms", pool, failure, pause);
+            // edge of sharing a GPU, not a fault: said once at INFO when it starts, detail at DEBUG.
+            if (gpuFull(e)) {
+                if (!full) {
+                    full = true;
+                    log.info("{}: no GPU memory for the reserve now (this and other caches hold it); refills retry quietly", pool);
+                }
+                log.debug("{}: {}; next refill in {} ms", pool, failure, pause);
             } else {
                 log.warn("{}: {}; next refill in {} ms", pool, failure, pause);
             }
@@ -134,6 +141,10 @@ final class ReserveRefill {
             return Future.succeededFuture(-1);
         }).map(released -> {
             if (!backingOff && mapped >= 0 && released >= 0) {
+                if (full && mapped > 0) {
+                    full = false;
+                    log.info("{}: the reserve refills again", pool);
+                }
                 backoffMs = 0;
                 if (!paused) {
                     failure = null;
@@ -146,6 +157,19 @@ final class ReserveRefill {
                 run();
             }
         });
+    }
+
+    /** Whether a refill failed only because the device, or the pool's share of the GPU, is full. */
+    private static boolean gpuFull(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof PageMapFailure f) {
+                return f.reason() == MissReason.OUT_OF_MEMORY || f.reason() == MissReason.LIMIT;
+            }
+            if (t instanceof KvPagerException k && k.code() == FailureCode.OUT_OF_MEMORY) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Pauses the rounds, twice as long as the last time, up to {@link #MAX_BACKOFF_MS}; the pause in ms. */

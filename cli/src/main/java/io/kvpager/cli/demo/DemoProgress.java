@@ -9,8 +9,9 @@ import me.tongfei.progressbar.ProgressBarStyle;
 
 /**
  * The progress line while the demo runs: elapsed time against the run's length, with tokens
- * served, memory per model and misses. On a terminal it redraws one line; elsewhere (a log, a
- * test) it prints a line every few seconds.
+ * served, memory per model and misses. On a terminal it redraws one line, which a log line erases
+ * before it prints ({@link LogAboveProgress}); elsewhere (a log, a test) it prints a line every few
+ * seconds.
  */
 final class DemoProgress implements AutoCloseable {
 
@@ -19,6 +20,7 @@ final class DemoProgress implements AutoCloseable {
     private final ProgressBar bar;
     private final PrintWriter err;
     private final boolean terminal;
+    private final LogAboveProgress logs;
 
     DemoProgress(PrintWriter err, boolean terminal, Duration duration) {
         this.err = err;
@@ -30,11 +32,13 @@ final class DemoProgress implements AutoCloseable {
                 .setStyle(terminal ? ProgressBarStyle.COLORFUL_UNICODE_BLOCK : ProgressBarStyle.ASCII)
                 .hideEta();
         if (terminal) {
-            builder.setUpdateIntervalMillis(200).setConsumer(new DelegatingProgressBarConsumer(line -> {
+            logs = LogAboveProgress.install();
+            builder.setUpdateIntervalMillis(200).setConsumer(new DelegatingProgressBarConsumer(line -> logs.draw(() -> {
                 err.print('\r' + line);
                 err.flush();
-            }, WIDTH));
+            }), WIDTH));
         } else {
+            logs = null;
             builder.setUpdateIntervalMillis(2000).setConsumer(new DelegatingProgressBarConsumer(line -> {
                 err.println(line);
                 err.flush();
@@ -54,6 +58,7 @@ final class DemoProgress implements AutoCloseable {
         if (terminal) {
             err.println();
             err.flush();
+            logs.close();
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.kvpager.cli.demo;
 
-import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -8,10 +7,11 @@ import java.util.List;
  *
  * @param settings what was run
  * @param models one report per model, in the order of the settings
- * @param chart the memory chart written
+ * @param trace what the seeded trace asked for (the same for a seed, whatever the timing)
+ * @param stoppedAtMs when the run was stopped before its duration (Ctrl-C), in ms from its start; -1 when it ran to the end
  * @param violations the run's own invariants that did not hold; empty for a good run
  */
-public record DemoReport(DemoSettings settings, List<ModelReport> models, Path chart, List<String> violations) {
+public record DemoReport(DemoSettings settings, List<ModelReport> models, TraceTotals trace, long stoppedAtMs, List<String> violations) {
 
     public DemoReport {
         models = List.copyOf(models);
@@ -20,5 +20,10 @@ public record DemoReport(DemoSettings settings, List<ModelReport> models, Path c
 
     public boolean ok() {
         return violations.isEmpty();
+    }
+
+    /** Whether the run was stopped before its duration. */
+    public boolean stoppedEarly() {
+        return stoppedAtMs >= 0;
     }
 }

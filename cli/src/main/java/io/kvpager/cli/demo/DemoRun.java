@@ -7,6 +7,8 @@ import io.kvpager.LimitResult;
 import io.kvpager.RankStats;
 import io.kvpager.cli.ByteSize;
 import io.kvpager.cli.status.InstanceDirectory;
+import io.kvpager.metrics.MeteredKvCache;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
 import io.vertx.core.Context;
@@ -16,7 +18,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,6 +46,7 @@ public final class DemoRun implements AutoCloseable {
     private final List<KvCache> caches;
     private final List<MemoryTimeline> timelines = new ArrayList<>();
     private boolean closed;
+    private volatile boolean stopRequested;
 
     private DemoRun(Vertx vertx, DemoSettings settings, String gpuKey, List<KvCache> caches) {
         this.vertx = vertx;
@@ -111,21 +113,30 @@ public final class DemoRun implements AutoCloseable {
         return options;
     }
 
+    /** From now on every alloc of the engines is timed into {@code registry} ({@link MeteredKvCache}); call before {@link #run}. */
+    public void meter(MeterRegistry registry) {
+        caches.replaceAll(cache -> MeteredKvCache.of(cache, registry));
+    }
+
     /** The caches, one per model in the order of the settings; for meters and status. */
     public List<KvCache> caches() {
         return List.copyOf(caches);
     }
 
     /**
-     * Runs the trace, drains, closes every cache and checks the run's invariants.
+     * Runs the trace, drains, closes every cache and checks the run's invariants. The chart is
+     * not drawn here: {@link #writeChart} draws it once the summary is out, so that a machine that
+     * cannot draw (no fonts) still gets the summary.
      *
      * @param err where the progress line goes
      * @param terminal whether {@code err} is a terminal (redraw the line in place)
      */
-    public DemoReport run(PrintWriter err, boolean terminal) throws IOException {
+    public DemoReport run(PrintWriter err, boolean terminal) {
         Context context = vertx.getOrCreateContext();
-        List<ModelServer> servers = engines(context);
-        serve(context, servers, err, terminal);
+        List<TraceRequest> trace = ServingTrace.generate(settings.models(), settings.tp(), settings.gpuBytes(),
+                settings.duration(), settings.step(), settings.seed());
+        List<ModelServer> servers = engines(context, trace);
+        long stoppedAt = serve(context, servers, err, terminal);
 
         List<String> violations = new ArrayList<>();
         List<ModelReport> reports = new ArrayList<>();
@@ -133,24 +144,35 @@ public final class DemoRun implements AutoCloseable {
             ModelServer server = servers.get(m);
             CacheStats stats = await(caches.get(m).stats(), "reading the stats of " + server.model().name());
             reports.add(report(server, stats, timelines.get(m)));
-            violations.addAll(violations(server, stats));
+            violations.addAll(violations(server, stats, stoppedAt >= 0));
         }
         closeCaches();
         leakedHandles().ifPresent(violations::add);
+        return new DemoReport(settings, reports, TraceTotals.of(trace), stoppedAt, violations);
+    }
 
+    /**
+     * Ends the run early, as Ctrl-C does: no engine takes another step, the requests still running
+     * are drained and {@link #run} returns what was served so far. Any thread may call it.
+     */
+    public void requestStop() {
+        stopRequested = true;
+    }
+
+    /**
+     * Draws the chart of memory per model to the settings' file (parent folders are created).
+     *
+     * @throws IOException when the file cannot be written
+     * @throws Error or RuntimeException from Java2D, e.g. on a machine without fonts
+     */
+    public void writeChart() throws IOException {
         List<String> names = settings.models().stream().map(ModelProfile::name).toList();
         MemoryChart.write(settings.chart(), "kvpager demo: GPU memory per model", names, timelines, settings.gpuBytes(),
                 settings.staticShareBytes());
-        if (!Files.isRegularFile(settings.chart()) || Files.size(settings.chart()) == 0) {
-            violations.add("the chart " + settings.chart() + " was not written");
-        }
-        return new DemoReport(settings, reports, settings.chart(), violations);
     }
 
     /** One engine per model, each with its share of the trace. */
-    private List<ModelServer> engines(Context context) {
-        List<TraceRequest> trace = ServingTrace.generate(settings.models(), settings.tp(), settings.gpuBytes(),
-                settings.duration(), settings.step(), settings.seed());
+    private List<ModelServer> engines(Context context, List<TraceRequest> trace) {
         List<ModelServer> servers = new ArrayList<>();
         for (int m = 0; m < settings.models().size(); m++) {
             ModelProfile model = settings.models().get(m);
@@ -163,8 +185,13 @@ public final class DemoRun implements AutoCloseable {
         return servers;
     }
 
-    /** Steps every engine until the duration is over, then drains them and trims every cache, sampling memory throughout. */
-    private void serve(Context context, List<ModelServer> servers, PrintWriter err, boolean terminal) {
+    /**
+     * Steps every engine until the duration is over or a stop is asked for, then drains them and
+     * trims every cache, sampling memory throughout.
+     *
+     * @return when the engines stopped early, in ms from the start; -1 when they ran the whole duration
+     */
+    private long serve(Context context, List<ModelServer> servers, PrintWriter err, boolean terminal) {
         Clock clock = new Clock();
         try (DemoProgress progress = new DemoProgress(err, terminal, settings.duration())) {
             Sampler sampler = new Sampler(servers, clock, progress);
@@ -179,6 +206,7 @@ public final class DemoRun implements AutoCloseable {
                 return Future.succeededFuture();
             }), "starting the engines");
             await(onContext(context, () -> Future.join(loops).mapEmpty()), "serving the trace");
+            long stoppedAt = stopRequested && clock.elapsedMs() < settings.duration().toMillis() ? clock.elapsedMs() : -1;
             await(onContext(context, () -> {
                 sampler.stop();
                 return Future.join(servers.stream().map(ModelServer::drain).toList()).mapEmpty();
@@ -189,14 +217,18 @@ public final class DemoRun implements AutoCloseable {
             }
             await(onContext(context, sampler::sample), "sampling memory after the trim");
             progress.update(clock.elapsedMs(), sampler.message());
+            return stoppedAt;
         }
     }
 
-    /** The run's own invariants for one model, once drained and trimmed. */
-    private static List<String> violations(ModelServer server, CacheStats stats) {
+    /**
+     * The run's own invariants for one model, once drained and trimmed. A run stopped early may
+     * end before a model finished its first request; every other invariant holds however it ends.
+     */
+    private static List<String> violations(ModelServer server, CacheStats stats, boolean stoppedEarly) {
         String model = "model " + server.model().name();
         List<String> violations = new ArrayList<>();
-        if (server.served() == 0) {
+        if (server.served() == 0 && !stoppedEarly) {
             violations.add(model + " served no request");
         }
         if (!server.failures().isEmpty()) {
@@ -220,7 +252,7 @@ public final class DemoRun implements AutoCloseable {
 
     private void tick(Context context, ModelServer server, long step, Clock clock, Promise<Void> done) {
         long now = clock.elapsedMs();
-        if (now >= settings.duration().toMillis()) {
+        if (now >= settings.duration().toMillis() || stopRequested) {
             done.complete();
             return;
         }
@@ -239,7 +271,7 @@ public final class DemoRun implements AutoCloseable {
     private ModelReport report(ModelServer server, CacheStats stats, MemoryTimeline timeline) {
         StaticSplit split = server.staticSplit();
         LatencyRecorder latency = server.allocLatency();
-        return new ModelReport(server.model(), server.arrived(), server.served(), server.tokens(), server.allocs(), server.misses(),
+        return new ModelReport(server.model(), server.arrived(), server.served(), server.unfinished(), server.tokens(), server.allocs(), server.misses(),
                 server.preemptions(), latency.percentileMicros(50), latency.percentileMicros(99), stats.pool().maps(),
                 stats.pool().unmaps(), timeline.peak(), timeline.mean(), split.refusedAllocs(), split.refusedRequests(),
                 server.failures());

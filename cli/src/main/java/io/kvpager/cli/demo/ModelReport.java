@@ -1,6 +1,5 @@
 package io.kvpager.cli.demo;
 
-import io.kvpager.MissReason;
 import java.util.Map;
 
 /**
@@ -9,9 +8,10 @@ import java.util.Map;
  * @param model the model
  * @param arrived requests that arrived
  * @param served requests that finished
+ * @param unfinished requests that had arrived but were still running (or waiting for a retry) when the run ended
  * @param tokens output tokens decoded
  * @param allocs allocation calls
- * @param misses allocation misses by reason
+ * @param misses allocation misses by reason, GPU-share refusals apart from the model's own limit
  * @param preemptions requests preempted (after a miss or a failure)
  * @param p50Micros median allocation latency
  * @param p99Micros 99th-percentile allocation latency
@@ -23,7 +23,7 @@ import java.util.Map;
  * @param staticRefusedRequests requests with at least one such allocation
  * @param failures failed calls by failure code (a healthy run has none)
  */
-public record ModelReport(ModelProfile model, long arrived, long served, long tokens, long allocs, Map<MissReason, Long> misses,
+public record ModelReport(ModelProfile model, long arrived, long served, long unfinished, long tokens, long allocs, Map<DemoMiss, Long> misses,
         long preemptions, double p50Micros, double p99Micros, long maps, long unmaps, long peakBytes, long meanBytes,
         long staticRefusedAllocs, int staticRefusedRequests, Map<String, Long> failures) {
 

@@ -4,7 +4,6 @@ import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
 import io.kvpager.KvCache;
 import io.kvpager.KvPagerException;
-import io.kvpager.MissReason;
 import io.kvpager.RankFailure;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -53,7 +52,7 @@ final class ModelServer {
     private final ArrayDeque<ServedRequest> waiting = new ArrayDeque<>();
     private final List<ServedRequest> running = new ArrayList<>();
     private final LatencyRecorder allocLatency = new LatencyRecorder();
-    private final Map<MissReason, Long> misses = new EnumMap<>(MissReason.class);
+    private final Map<DemoMiss, Long> misses = new EnumMap<>(DemoMiss.class);
     private final Map<String, Long> failures = new TreeMap<>();
     private long openFence = -1;
     private long arrived;
@@ -62,6 +61,7 @@ final class ModelServer {
     private long allocs;
     private long preemptions;
     private long blocksHeld;
+    private long unfinished;
 
     ModelServer(ModelProfile model, KvCache cache, Context context, long stepMs, List<TraceRequest> arrivals, StaticSplit staticSplit) {
         this.model = model;
@@ -97,6 +97,7 @@ final class ModelServer {
 
     /** Ends the run: retires the open fence and frees every block still held; requests still running stay unserved. */
     Future<Void> drain() {
+        unfinished = running.size() + waiting.size();
         List<Future<Void>> frees = new ArrayList<>();
         for (ServedRequest request : running) {
             frees.add(free(request, request.release()));
@@ -143,7 +144,7 @@ final class ModelServer {
             }
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
-                misses.merge(allocation.missReason(), 1L, Long::sum);
+                misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
                 return preempt(request, nowMs);
             }
             blocksHeld += allocation.size();
@@ -250,7 +251,12 @@ final class ModelServer {
         return running.size();
     }
 
-    Map<MissReason, Long> misses() {
+    /** Requests that had arrived but not finished when the run ended (running or waiting to be retried). */
+    long unfinished() {
+        return unfinished;
+    }
+
+    Map<DemoMiss, Long> misses() {
         return Map.copyOf(misses);
     }
 

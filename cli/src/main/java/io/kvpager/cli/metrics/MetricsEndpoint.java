@@ -1,13 +1,15 @@
 package io.kvpager.cli.metrics;
 
-import io.kvpager.CacheStats;
 import io.kvpager.KvCache;
+import io.kvpager.cli.status.ClusterAdmin;
+import io.kvpager.metrics.CacheHealth;
+import io.kvpager.metrics.KvCacheMeters;
+import io.kvpager.metrics.RankCallMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
@@ -22,9 +24,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Prometheus metrics at {@code /metrics} and health at {@code /health}, on one HTTP port: Vert.x's
- * own meters (event bus, HTTP, pools, JVM) and kvpager's: the caches' figures
- * ({@link CacheMeters}) and map and unmap latency and failures per rank ({@link RankCallMeters}). Health has one
- * check per cache, named after its instance: up when the cache is ready and every rank answers.
+ * own meters (event bus, HTTP, pools, JVM) and kvpager's from the {@code kvpager-metrics} library: the
+ * caches' figures ({@link KvCacheMeters}) and event-bus call latency histograms ({@link RankCallMeters}).
+ * Health has one check per cache, named after its instance: UP only when it is ready; degraded and
+ * failed are DOWN with the state and the reason ({@link CacheHealth}).
  *
  * <p>A verticle of its own, so that its server and timer belong to no cache's deployment and live
  * until {@link #close()}.
@@ -36,16 +39,22 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
     private static final long TIMEOUT_S = 10;
     private static final long STALE_SWEEP_MS = 60_000;
 
+    private final String host;
     private final int requestedPort;
+    private final int ports;
+    private final ClusterAdmin admin;
     private final List<KvCache> caches;
     private final MeterRegistry registry;
-    private CacheMeters meters;
+    private KvCacheMeters meters;
     private RankCallMeters rankCalls;
     private HttpServer server;
     private String deployment;
 
-    private MetricsEndpoint(int port, List<KvCache> caches, MeterRegistry registry) {
+    private MetricsEndpoint(String host, int port, int ports, ClusterAdmin admin, List<KvCache> caches, MeterRegistry registry) {
+        this.host = host;
         this.requestedPort = port;
+        this.ports = ports;
+        this.admin = admin;
         this.caches = List.copyOf(caches);
         this.registry = registry;
     }
@@ -66,60 +75,92 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
      * @throws IllegalStateException when {@code vertx} has no Micrometer registry, or the port cannot be bound
      */
     public static MetricsEndpoint listen(Vertx vertx, int port, List<KvCache> caches) {
+        return listen(vertx, null, port, 1, caches, null);
+    }
+
+    /**
+     * As {@link #listen(Vertx, int, List)} on {@code host} ({@code null}: every interface), on the
+     * first free port of {@code ports} from {@code port} up (as a cluster member takes its port),
+     * serving {@code admin}'s routes too when it is not {@code null}.
+     */
+    public static MetricsEndpoint listen(Vertx vertx, String host, int port, int ports, List<KvCache> caches, ClusterAdmin admin) {
         MeterRegistry registry = BackendRegistries.getDefaultNow();
         if (registry == null) {
             throw new IllegalStateException("metrics are off in this Vert.x: create it with MetricsEndpoint.metricsOptions()");
         }
-        MetricsEndpoint endpoint = new MetricsEndpoint(port, caches, registry);
+        MetricsEndpoint endpoint = new MetricsEndpoint(host, port, port == 0 ? 1 : ports, admin, caches, registry);
         try {
             endpoint.deployment = vertx.deployVerticle(endpoint).await(TIMEOUT_S, TimeUnit.SECONDS);
             return endpoint;
         } catch (Exception e) {
-            throw new IllegalStateException("the metrics endpoint did not start on port " + port + ": " + e.getMessage(), e);
+            throw new IllegalStateException("the metrics endpoint did not start on port " + port
+                    + (ports > 1 && port != 0 ? " or the " + (ports - 1) + " above it" : "") + ": " + e.getMessage(), e);
         }
     }
 
     @Override
     public Future<?> start() {
-        meters = new CacheMeters(vertx, registry, caches);
+        meters = new KvCacheMeters(vertx, registry, caches);
         rankCalls = new RankCallMeters(registry);
         rankCalls.install(vertx.eventBus());
         vertx.setPeriodic(STALE_SWEEP_MS, id -> rankCalls.forgetStale());
         HealthChecks health = HealthChecks.create(vertx);
         for (KvCache cache : caches) {
             health.register(cache.options().getInstance(), REFRESH_MS, promise -> cache.stats()
-                    .onSuccess(stats -> promise.complete(status(stats)))
-                    .onFailure(e -> promise.complete(Status.KO(new JsonObject().put("failure", String.valueOf(e.getMessage()))))));
+                    .onSuccess(stats -> promise.complete(status(CacheHealth.of(stats))))
+                    .onFailure(e -> promise.complete(status(CacheHealth.unanswered(e)))));
         }
         Router router = Router.router(vertx);
         router.get("/metrics").handler(PrometheusScrapingHandler.create());
         router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
+        if (admin != null) {
+            admin.route(router);
+        }
         return meters.start(REFRESH_MS)
-                .compose(v -> vertx.createHttpServer().requestHandler(router).listen(requestedPort))
+                .compose(v -> listenFrom(router, requestedPort, ports))
                 .onSuccess(listening -> server = listening)
                 .onFailure(e -> {
-                    meters.stop();
+                    meters.close();
                     rankCalls.remove(vertx.eventBus());
                 });
     }
 
+    /** Listens on {@code port}, or the next port up while one is taken, {@code left} ports in all. */
+    private Future<HttpServer> listenFrom(Router router, int port, int left) {
+        return (host == null ? vertx.createHttpServer().requestHandler(router).listen(port)
+                : vertx.createHttpServer().requestHandler(router).listen(port, host))
+                .recover(e -> left > 1 && port < 65535 ? listenFrom(router, port + 1, left - 1) : Future.failedFuture(e));
+    }
+
     @Override
     public Future<?> stop() {
-        meters.stop();
+        meters.close();
         rankCalls.remove(vertx.eventBus());
         return Future.succeededFuture();
     }
 
-    private static Status status(CacheStats stats) {
-        JsonArray down = new JsonArray();
-        stats.ranks().stream().filter(r -> !r.up()).forEach(r -> down.add(r.rank()));
-        JsonObject data = new JsonObject().put("state", stats.state()).put("ranksDown", down);
-        return "ready".equals(stats.state()) && stats.healthy() ? Status.OK(data) : Status.KO(data);
+    /** UP only when ready; degraded and failed are DOWN (503), with the state and the reason. */
+    private static Status status(CacheHealth health) {
+        JsonObject data = new JsonObject().put("state", health.stateName());
+        if (health.reason() != null) {
+            data.put("reason", health.reason());
+        }
+        return health.state() == CacheHealth.State.READY ? Status.OK(data) : Status.KO(data);
+    }
+
+    /** {@code ", metrics at http://host:port/metrics"} for a ready line, or nothing when {@code endpoint} is {@code null}. */
+    public static String describe(MetricsEndpoint endpoint, String host) {
+        return endpoint == null ? "" : ", metrics at http://" + host + ":" + endpoint.port() + "/metrics";
     }
 
     /** The port it listens on. */
     public int port() {
         return server.actualPort();
+    }
+
+    /** The registry the meters are in: an embedding program may add its own. */
+    public MeterRegistry registry() {
+        return registry;
     }
 
     /** Stops serving and removes kvpager's meters; blocks until done. */

@@ -31,4 +31,16 @@ public record InstanceStatus(String instance, CacheStats stats, String failure) 
     public boolean healthy() {
         return stats != null && "ready".equals(stats.state()) && stats.healthy();
     }
+
+    /**
+     * The state to show: the cache's own, except {@code degraded} for a cache that calls itself
+     * ready while a rank is down, and {@code unreachable} when it did not answer. Only
+     * {@code ready} is ready; any other state is not, whatever its name.
+     */
+    public String state() {
+        if (stats == null) {
+            return "unreachable";
+        }
+        return "ready".equals(stats.state()) && !stats.healthy() ? "degraded" : stats.state();
+    }
 }

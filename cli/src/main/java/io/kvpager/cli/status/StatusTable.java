@@ -10,11 +10,23 @@ import java.util.List;
 /**
  * Turns instances' stats into text: one row per instance (state, limit, mapped memory, reserve,
  * blocks in use, misses, ranks up), then one row per rank (health, device, pages, handles, device
- * memory). Memory figures are per rank, as limits are.
+ * memory). Memory figures are per rank, as limits are. A cache that says it is ready while a rank
+ * is down shows {@code degraded}.
  */
 public final class StatusTable {
 
     private StatusTable() {
+    }
+
+    /**
+     * The limit per rank, or the GPU's size where the limit exceeds it (a pool of many page ids
+     * has a limit far above any GPU until one is set): the most a rank can map either way.
+     */
+    static String limit(CacheStats stats) {
+        long limit = stats.pool().limitPages() * stats.pool().bytesPerPage();
+        long gpu = stats.ranks().stream().filter(RankStats::up).mapToLong(RankStats::deviceTotalBytes).filter(b -> b > 0).min()
+                .orElse(Long.MAX_VALUE);
+        return limit > gpu ? ByteSize.format(gpu) + " (GPU)" : ByteSize.format(limit);
     }
 
     public static String render(List<InstanceStatus> instances) {
@@ -35,8 +47,8 @@ public final class StatusTable {
             }
             PoolStats pool = stats.pool();
             long up = stats.ranks().stream().filter(RankStats::up).count();
-            caches.row(stats.instance(), stats.state(), up + "/" + stats.ranks().size(),
-                    ByteSize.format(pool.limitPages() * pool.bytesPerPage()), ByteSize.format(pool.mappedBytesPerRank()),
+            caches.row(stats.instance(), status.state(), up + "/" + stats.ranks().size(),
+                    limit(stats), ByteSize.format(pool.mappedBytesPerRank()),
                     pool.reservePages() + " pages", pool.inUsePages() + " pages", pool.usedBlocks(), pool.allocs(), pool.missCount());
             for (RankStats rank : stats.ranks()) {
                 ranks.row(stats.instance(), rank.rank(), rank.up() ? "up" : "down", rank.up() ? rank.device() : "-",

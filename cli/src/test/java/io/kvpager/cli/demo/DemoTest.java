@@ -1,11 +1,17 @@
 package io.kvpager.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kvpager.cli.KvPager;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import io.vertx.core.Promise;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -24,9 +30,12 @@ class DemoTest {
     }
 
     private static Run demo(String... args) {
+        return demo(new KvPager(), new StringWriter(), args);
+    }
+
+    private static Run demo(KvPager root, StringWriter err, String... args) {
         StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine commandLine = KvPager.commandLine(new KvPager());
+        CommandLine commandLine = KvPager.commandLine(root);
         commandLine.setOut(new PrintWriter(out, true));
         commandLine.setErr(new PrintWriter(err, true));
         String[] all = new String[args.length + 1];
@@ -46,8 +55,46 @@ class DemoTest {
                 .containsPattern("\\n7b\\s+[1-9]\\d*/\\d+\\s")
                 .containsPattern("\\n70b\\s+[1-9]\\d*/\\d+\\s")
                 .contains("a static split (4.0 GiB per model) would have refused at least")
+                .contains("trace of seed 3: ")
+                .contains("invariants held: every model served")
                 .contains("chart: " + chart.toAbsolutePath());
+        assertThat(run.out().indexOf("invariants held")).isLessThan(run.out().indexOf("chart: "));
         assertThat(chart).isNotEmptyFile();
+    }
+
+    @Test
+    void anOutThatCannotBeWrittenFailsBeforeAnythingRuns() throws Exception {
+        Path notADirectory = Files.writeString(dir.resolve("plain-file"), "x");
+        Run run = demo("--duration", "60s", "--out", notADirectory.resolve("memory.png").toString());
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).startsWith("kvpager demo: --out " + notADirectory.resolve("memory.png") + " cannot be written");
+        assertThat(run.out()).isEmpty();
+    }
+
+    /**
+     * Ctrl-C (here the command line's stop signal, which the JVM's shutdown hook also fires) ends
+     * the run early with its summary; a chart that cannot be drawn then is a warning, exit 0.
+     */
+    @Test
+    void aRunStoppedEarlyPrintsWhatItHasAndSurvivesAChartThatCannotBeDrawn() throws Exception {
+        Path folder = dir.resolve("charts");
+        Promise<Void> stop = Promise.promise();
+        StringWriter err = new StringWriter();
+        CompletableFuture<Run> running = CompletableFuture.supplyAsync(() -> demo(new KvPager(stop.future()), err,
+                "--duration", "120s", "--models", "7b,70b", "--capacity", "8GiB", "--out", folder.resolve("memory.png").toString()));
+        // the progress line (every 2 s off a terminal) shows tokens served: the engines are running
+        await().atMost(Duration.ofSeconds(60)).until(() -> err.toString().matches("(?s).*[1-9][\\d,]* tokens.*") || running.isDone());
+        Files.delete(folder);
+        Files.writeString(folder, "a file where the chart's folder was");
+        stop.complete();
+        Run run = running.get(60, TimeUnit.SECONDS);
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out()).containsPattern("stopped after \\d+\\.\\d s of 120 s")
+                .containsPattern("\\n7b\\s+\\d+/\\d+\\s+\\d+\\s")
+                .contains("invariants held").doesNotContain("chart: ");
+        assertThat(run.err()).contains("kvpager demo: warning: the chart was not drawn (")
+                .contains("the summary above is complete");
     }
 
     @Test
@@ -56,6 +103,8 @@ class DemoTest {
                 "--out", dir.resolve("starved.png").toString());
         assertThat(run.exitCode()).isEqualTo(1);
         assertThat(run.err()).contains("kvpager demo: invariant broken: model 70b served no request");
-        assertThat(run.out()).containsPattern("misses of 70b: LIMIT \\d+");
+        assertThat(run.out()).containsPattern("misses of 70b: LIMIT \\d+")
+                .contains("  LIMIT: the model's own --limit is reached")
+                .contains("invariants broken: ");
     }
 }

@@ -10,7 +10,7 @@ import java.lang.foreign.MemorySegment;
  * The floor kvpager's map path is measured against: the same page ids of the same geometry mapped
  * and unmapped straight through the driver, on one thread, with no bookkeeping, no messages and no
  * handle pool. For {@code ranks > 1} every rank's tensors live on the same GPU and are mapped one
- * rank after another, since the driver serializes VMM calls on one GPU anyway (DESIGN.md: spreading
+ * rank after another, since the driver serializes VMM calls on one GPU anyway (measured on an H200: spreading
  * a map over threads is no faster).
  *
  * <p>Per page id and rank: {@code cuMemCreate}, {@code cuMemMap}, {@code cuMemSetAccess} for each

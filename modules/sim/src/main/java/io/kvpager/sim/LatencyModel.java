@@ -8,7 +8,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * What each driver call costs in time. The H200 model uses the ranges measured on an H200
- * (driver 580, CUDA 13, 2 MiB handles; see DESIGN.md): a call costs the same whatever the handle's
+ * (driver 580, CUDA 13, 2 MiB handles; docs/performance.md, "The CUDA device against the raw driver"): a call costs the same whatever the handle's
  * size, since the driver's cost is per handle, not per byte. Off ({@link #none()}) by default,
  * so tests run at host speed.
  */

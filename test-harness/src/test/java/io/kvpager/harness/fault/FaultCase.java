@@ -19,8 +19,13 @@ record FaultCase(FaultOp op, int rank, BatchPosition position, FaultKind kind, L
     /** The ranks a fault is put on: first, middle and last. */
     static final List<Integer> RANKS = List.of(0, TP / 2, TP - 1);
 
-    /** Every combination, layout by layout, kind by kind. */
-    static List<FaultCase> all() {
+    /** The combinations that mean something, layout by layout, kind by kind: the matrix that runs. */
+    static List<FaultCase> meaningful() {
+        return product().stream().filter(c -> c.meaninglessBecause() == null).toList();
+    }
+
+    /** Every combination of the five dimensions, meaningful or not. */
+    static List<FaultCase> product() {
         List<FaultCase> all = new ArrayList<>();
         for (Layout layout : Layout.values()) {
             for (FaultKind kind : FaultKind.values()) {
@@ -36,8 +41,8 @@ record FaultCase(FaultOp op, int rank, BatchPosition position, FaultKind kind, L
         return all;
     }
 
-    /** Why this combination is not run, or {@code null} when it is. */
-    String skipReason() {
+    /** Why this combination means nothing (and is not generated), or {@code null} when it means something. */
+    String meaninglessBecause() {
         if (!kind.inDriver() && op != FaultOp.MAP && op != FaultOp.UNMAP) {
             return kind + " loses the whole " + op.action() + " request whatever driver call it would make: run once per "
                     + "request, as MAP (an allocation) and UNMAP (a trim)";

@@ -1,6 +1,7 @@
-package io.kvpager.cli.metrics;
+package io.kvpager.metrics;
 
 import io.kvpager.CacheStats;
+import io.kvpager.GpuStats;
 import io.kvpager.KvCache;
 import io.kvpager.MissReason;
 import io.kvpager.PoolStats;
@@ -17,19 +18,29 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * kvpager's meters for a set of caches, read from their {@link CacheStats}: pages by state, the
- * limit, the reserve's marks, used blocks, GPU bytes mapped, allocations, misses by reason, maps
- * and unmaps, and per rank its health, handles and device memory. Stats are fetched every
- * {@code periodMs} and the meters read the latest snapshot, because a scrape cannot wait on the
- * event bus.
+ * kvpager's meters for a set of caches, for any Micrometer {@link MeterRegistry}, read from their
+ * {@link CacheStats}: pages by state, the limit, the reserve's marks, used blocks, GPU bytes
+ * mapped, allocations, misses by reason, maps and unmaps, the GPU share each pool holds and what
+ * all caches took on its GPU, health, and per rank its health, handles and device memory. Stats
+ * are fetched every {@code periodMs} and the meters read the latest snapshot, because a scrape
+ * cannot wait on the event bus. Latencies are measured elsewhere: {@link MeteredKvCache} (alloc,
+ * in the caller's process) and {@link RankCallMeters} (event-bus calls).
+ *
+ * <pre>{@code
+ * KvCacheMeters meters = new KvCacheMeters(vertx, registry, List.of(cache));
+ * meters.start(1000).await();   // the first stats are in, the meters registered
+ * ...
+ * meters.close();               // the meters leave the registry
+ * }</pre>
  */
-final class CacheMeters {
+public final class KvCacheMeters implements AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(CacheMeters.class);
+    private static final Logger LOG = LoggerFactory.getLogger(KvCacheMeters.class);
 
     private final Vertx vertx;
     private final MeterRegistry registry;
@@ -37,15 +48,23 @@ final class CacheMeters {
     private final Map<String, CacheStats> latest = new ConcurrentHashMap<>();
     private final List<Meter> meters = new ArrayList<>();
     private long timer = -1;
+    private boolean started;
 
-    CacheMeters(Vertx vertx, MeterRegistry registry, List<KvCache> caches) {
+    public KvCacheMeters(Vertx vertx, MeterRegistry registry, List<KvCache> caches) {
         this.vertx = vertx;
         this.registry = registry;
         this.caches = List.copyOf(caches);
     }
 
-    /** Fetches the first stats, registers the meters, and keeps the stats fresh. */
-    Future<Void> start(long periodMs) {
+    /** Fetches the first stats, registers the meters, and keeps the stats fresh every {@code periodMs}. */
+    public Future<Void> start(long periodMs) {
+        if (periodMs <= 0) {
+            throw new IllegalArgumentException("the refresh period must be positive, got " + periodMs + " ms");
+        }
+        if (started) {
+            throw new IllegalStateException("the meters are started already");
+        }
+        started = true;
         return refresh().map(v -> {
             for (KvCache cache : caches) {
                 register(cache.options().getInstance());
@@ -55,7 +74,9 @@ final class CacheMeters {
         });
     }
 
-    void stop() {
+    /** Stops the refresh and removes the meters from the registry. */
+    @Override
+    public void close() {
         if (timer >= 0) {
             vertx.cancelTimer(timer);
         }
@@ -63,7 +84,8 @@ final class CacheMeters {
         meters.clear();
     }
 
-    CacheStats latest(String instance) {
+    /** The latest stats of {@code instance}, or {@code null} before the first. */
+    public CacheStats latest(String instance) {
         return latest.get(instance);
     }
 
@@ -86,13 +108,13 @@ final class CacheMeters {
         pages(instance, tags, "quarantined", PoolStats::quarantinedPages);
         pages(instance, tags, "free", PoolStats::freePages);
         gauge("kvpager.pages.limit", "The pool's memory limit in whole pages", tags, instance, s -> s.pool().limitPages(), null);
-        gauge("kvpager.reserve.mark", "The reserve's low mark now", tags.and("mark", "low"), instance, s -> s.pool().lowMark(), null);
-        gauge("kvpager.reserve.mark", "The reserve's high mark now", tags.and("mark", "high"), instance, s -> s.pool().highMark(), null);
+        gauge("kvpager.reserve.mark", "The reserve's marks now, in pages", tags.and("mark", "low"), instance, s -> s.pool().lowMark(), null);
+        gauge("kvpager.reserve.mark", "The reserve's marks now, in pages", tags.and("mark", "high"), instance, s -> s.pool().highMark(), null);
         gauge("kvpager.blocks.used", "Blocks handed out", tags, instance, s -> s.pool().usedBlocks(), null);
         gauge("kvpager.memory.mapped", "GPU memory mapped for the pool, all ranks", tags, instance,
                 s -> s.pool().mappedBytesPerRank() * s.ranks().size(), "bytes");
         gauge("kvpager.cache.ready", "1 when the cache is ready and every rank answers", tags, instance,
-                s -> "ready".equals(s.state()) && s.healthy() ? 1 : 0, null);
+                s -> CacheHealth.of(s).state() == CacheHealth.State.READY ? 1 : 0, null);
         counter("kvpager.allocs", "Allocations served", tags, instance, s -> s.pool().allocs());
         counter("kvpager.page.maps", "Page ids mapped on every rank", tags, instance, s -> s.pool().maps());
         counter("kvpager.page.unmaps", "Page ids unmapped on every rank", tags, instance, s -> s.pool().unmaps());
@@ -102,6 +124,16 @@ final class CacheMeters {
         }
         CacheStats first = latest.get(instance);
         if (first != null) {
+            for (GpuStats gpu : first.gpus()) {
+                Tags gpuTags = tags.and("gpu", gpu.gpu());
+                String name = gpu.gpu();
+                gauge("kvpager.gpu.share", "GPU memory this pool holds on the GPU (its share of the GPU's budget)", gpuTags, instance,
+                        s -> gpuOf(s, name, GpuStats::heldBytes), "bytes");
+                gauge("kvpager.gpu.taken", "GPU memory all caches on the GPU took from its budget", gpuTags, instance,
+                        s -> gpuOf(s, name, GpuStats::takenBytes), "bytes");
+                gauge("kvpager.gpu.capacity", "The GPU's budget that all caches on it share", gpuTags, instance,
+                        s -> gpuOf(s, name, GpuStats::capacityBytes), "bytes");
+            }
             for (RankStats rank : first.ranks()) {
                 Tags rankTags = tags.and("rank", rank.rank());
                 String name = rank.rank();
@@ -112,6 +144,16 @@ final class CacheMeters {
                         s -> s.rank(name) == null ? Double.NaN : s.rank(name).deviceUsedBytes(), "bytes");
             }
         }
+    }
+
+    private static double gpuOf(CacheStats stats, String gpu, ToLongFunction<GpuStats> value) {
+        for (GpuStats g : stats.gpus()) {
+            if (g.gpu().equals(gpu)) {
+                long v = value.applyAsLong(g);
+                return v < 0 ? Double.NaN : v;
+            }
+        }
+        return Double.NaN;
     }
 
     private static double up(RankStats rank) {

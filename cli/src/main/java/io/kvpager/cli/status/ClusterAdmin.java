@@ -1,0 +1,116 @@
+package io.kvpager.cli.status;
+
+import io.kvpager.LimitResult;
+import io.kvpager.cluster.ClusterDirectory;
+import io.kvpager.cluster.RegisteredWorker;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.List;
+
+/**
+ * The cluster's status and limits over HTTP, served by every clustered node on its metrics port,
+ * so that {@code kvpager status/limit/top --cluster} are clients of one node rather than members
+ * of the cluster: the node asks the coordinators over its own event bus, exactly as a member
+ * command would, and answers in JSON. Routes:
+ * <ul>
+ *   <li>{@code GET /cluster/status?cluster=NAME[&instance=I...]}: {@code {cluster, instances: [
+ *       {instance, stats} | {instance, failure}], uncoordinated: [{instance, pp, tp, node}]}}, every
+ *       registered instance when none is named, and the workers whose instance no coordinator serves;</li>
+ *   <li>{@code POST /cluster/limit?cluster=NAME} with {@code {instance, bytes, revision}}: the
+ *       coordinator's {@code limit} answer.</li>
+ * </ul>
+ * A request for another cluster name is refused with 409 and this node's name, so that a client
+ * that finds a node of another cluster on a port keeps looking.
+ */
+public final class ClusterAdmin {
+
+    private final Vertx vertx;
+    private final String clusterName;
+    private final long timeoutMs;
+
+    public ClusterAdmin(Vertx vertx, String clusterName, long timeoutMs) {
+        this.vertx = vertx;
+        this.clusterName = clusterName;
+        this.timeoutMs = timeoutMs;
+    }
+
+    /** Adds the routes to {@code router}. */
+    public void route(Router router) {
+        router.get("/cluster/status").handler(this::status);
+        router.post("/cluster/limit").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::limit);
+    }
+
+    private boolean sameCluster(RoutingContext context) {
+        String asked = context.queryParams().get("cluster");
+        if (asked != null && !asked.equals(clusterName)) {
+            reply(context, 409, new JsonObject().put("cluster", clusterName)
+                    .put("error", "this node is in cluster '" + clusterName + "', not '" + asked + "'"));
+            return false;
+        }
+        return true;
+    }
+
+    private void status(RoutingContext context) {
+        if (!sameCluster(context)) {
+            return;
+        }
+        List<String> named = context.queryParams().getAll("instance");
+        Future<List<String>> names = named.isEmpty() ? new InstanceDirectory(vertx).instances() : Future.succeededFuture(named);
+        Future<List<InstanceStatus>> status = names.compose(new CoordinatorClient(vertx, timeoutMs)::status);
+        Future<List<RegisteredWorker>> uncoordinated = ClusterDirectory.of(vertx).workersWithoutCoordinator();
+        Future.all(status, uncoordinated).onComplete(ar -> {
+            if (ar.failed()) {
+                reply(context, 502, new JsonObject().put("error", String.valueOf(ar.cause().getMessage())));
+                return;
+            }
+            JsonArray instances = new JsonArray();
+            for (InstanceStatus one : status.result()) {
+                JsonObject json = new JsonObject().put("instance", one.instance());
+                instances.add(one.stats() != null ? json.put("stats", one.stats().toJson()) : json.put("failure", one.failure()));
+            }
+            JsonArray workers = new JsonArray();
+            for (RegisteredWorker worker : uncoordinated.result()) {
+                workers.add(new JsonObject().put("instance", worker.instance()).put("pp", worker.pp()).put("tp", worker.tp())
+                        .put("node", worker.node()));
+            }
+            reply(context, 200, new JsonObject().put("cluster", clusterName).put("instances", instances).put("uncoordinated", workers));
+        });
+    }
+
+    private void limit(RoutingContext context) {
+        if (!sameCluster(context)) {
+            return;
+        }
+        JsonObject body;
+        try {
+            body = context.body().asJsonObject();
+        } catch (DecodeException e) {
+            body = null;
+        }
+        if (body == null || !(body.getValue("instance") instanceof String instance) || !(body.getValue("bytes") instanceof Number bytes)
+                || !(body.getValue("revision") instanceof Number revision)) {
+            reply(context, 400, new JsonObject().put("error", "the body must be {\"instance\": I, \"bytes\": N, \"revision\": R}"));
+            return;
+        }
+        new CoordinatorClient(vertx, timeoutMs).limit(instance, bytes.longValue(), revision.longValue()).onComplete(ar -> {
+            if (ar.failed()) {
+                reply(context, ar.cause() instanceof InstanceUnreachable ? 404 : 502,
+                        new JsonObject().put("error", String.valueOf(ar.cause().getMessage())));
+                return;
+            }
+            LimitResult r = ar.result();
+            reply(context, 200, new JsonObject().put("outcome", r.outcome().name()).put("revision", r.revision())
+                    .put("limitBytes", r.limitBytes()).put("effectivePages", r.effectivePages()).put("inUsePages", r.inUsePages()));
+        });
+    }
+
+    private static void reply(RoutingContext context, int status, JsonObject body) {
+        context.response().setStatusCode(status).putHeader("content-type", "application/json").end(body.encode());
+    }
+}
