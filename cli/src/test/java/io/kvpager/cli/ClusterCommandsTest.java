@@ -79,9 +79,10 @@ class ClusterCommandsTest {
         assertThat(member.find()).isTrue();
         String join = member.group(1);
 
-        // a worker whose instance no coordinator serves yet: status lists it as such and fails
-        CommandLineTest.Run alone = CommandLineTest.run("status", "--cluster", "--cluster-name", cluster,
-                "--cluster-member-port", String.valueOf(freePort()), "--cluster-join", join);
+        // a worker whose instance no coordinator serves yet: status lists it as such and says not ready
+        Matcher aloneMetrics = METRICS.matcher(served);
+        assertThat(aloneMetrics.find()).as(served).isTrue();
+        CommandLineTest.Run alone = CommandLineTest.run("status", "--cluster", "--cluster-name", cluster, "--node", aloneMetrics.group(1));
         assertThat(alone.exitCode()).as(alone.err()).isEqualTo(StatusCommand.NOT_READY);
         assertThat(alone.out()).contains("cli-llama  pp0/tp0  no coordinator: the worker on node ");
 
