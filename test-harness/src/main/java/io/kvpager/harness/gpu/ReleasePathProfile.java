@@ -4,8 +4,10 @@ import io.kvpager.Geometry;
 import io.kvpager.KvCache;
 import io.kvpager.Layout;
 import io.kvpager.cuda.RawPageLoop;
+import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.RankWorkers;
 import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -15,20 +17,22 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.text.ParseException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 
 /**
- * One page id's way through kvpager on GPU 0, repeated long enough for a profiler to see nothing
- * else: {@code alloc(1)} then {@code free} (which unmaps the page) on a {@code PAGE_MAJOR} TP=1
- * cache with the reserve off, beside the raw driver loop and the event-bus floor measured right
- * before and after, and the same map and unmap requests sent straight to a rank worker of the same
- * geometry (no coordinator), which splits kvpager's own time between coordinator and worker.
+ * One page id's way through kvpager on GPU 0 ({@code PAGE_MAJOR}, TP=1, reserve off), taken apart
+ * in alternating rounds of the same run: the raw driver loop; the event-bus floor; map and unmap
+ * requests sent straight to a rank worker (no coordinator); {@code alloc(1)} then {@code free}
+ * (which unmaps) from a context of its own, as the runner measures it; the same from the
+ * coordinator's own context (no hop between caller and coordinator); and the release in two calls
+ * as it was before a free unmapped ({@code free} into a one-page reserve, then {@code trim}).
  *
- * <p>Arguments: {@code [steps] [recording.jfr]}: alloc-free steps of the timed loop (default
- * 100,000), after the simulated-device warm-up; with a file name, a JFR recording (the
- * {@code profile} settings, Java and native samples every millisecond) of the timed loop alone
- * is written there.
+ * <p>Arguments: {@code [rounds] [steps] [recording.jfr]} (defaults 7 and 300 steps a round); with
+ * a file name, a JFR recording (the {@code profile} settings, Java and native samples every
+ * millisecond) of the rounds is written there.
  */
 public final class ReleasePathProfile {
 
@@ -36,74 +40,118 @@ public final class ReleasePathProfile {
     }
 
     public static void main(String[] args) throws IOException, ParseException {
-        int steps = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 7;
+        int steps = args.length > 1 ? Integer.parseInt(args[1]) : 300;
         Vertx vertx = Vertx.vertx();
+        List<KvCache> caches = new ArrayList<>();
         try {
             MapPathBenchmark.warmUp(vertx, new int[] {1}, 3000);
             Geometry geometry = new Geometry(MapPathBenchmark.LAYERS, MapPathBenchmark.KV_BUFFERS,
                     MapPathBenchmark.PAGE_BYTES, MapPathBenchmark.PAGE_BYTES, MapPathBenchmark.PAGES, Layout.PAGE_MAJOR);
-            KvCache cache = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("profile", Layout.PAGE_MAJOR, 1)));
+            KvCache oneCall = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("profile", Layout.PAGE_MAJOR, 1)));
+            caches.add(oneCall);
+            KvCache twoCalls = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("profile-two-calls", Layout.PAGE_MAJOR, 1)
+                    .setReserveHigh(1)));
+            caches.add(twoCalls);
+            Context coordinator = ((LocalKvCache) oneCall).verticle().context();
+            WorkerConfig direct = new WorkerConfig("direct", 0, 0, "cuda", 0);
+            String worker = Await.of(RankWorkers.deploy(vertx, direct));
+            Recording recording = args.length > 2 ? startRecording() : null;
+            String[] names = {"driver floor", "bus floor", "straight to a worker", "kvpager alloc / free",
+                "kvpager from the coordinator's context", "kvpager alloc / free + trim (two calls)"};
+            double[][][] figures = new double[names.length][2][rounds];
             try (RawPageLoop raw = RawPageLoop.open(0, geometry, 1); BusFloor bus = BusFloor.open(vertx, 1)) {
-                double[] before = MapPathBenchmark.floorRound(raw, 1, 500);
-                double busBefore = bus.medianMicros(500);
-                Recording recording = args.length > 1 ? startRecording() : null;
-                double[][] times;
-                try {
-                    times = Await.of(TwoPhaseLoop.run(vertx, steps, () -> new MapPathBenchmark.AllocFree(cache, 1)));
-                } finally {
-                    if (recording != null) {
-                        recording.stop();
-                        recording.dump(Path.of(args[1]));
-                        recording.close();
+                createTensors(vertx, direct);
+                for (int r = -1; r < rounds; r++) {
+                    double[][] round = {
+                        MapPathBenchmark.floorRound(raw, 1, steps),
+                        {bus.medianMicros(steps), 0},
+                        TwoPhaseLoop.medians(vertx, steps, () -> new WorkerStep(vertx, direct)),
+                        TwoPhaseLoop.medians(vertx, steps, () -> new MapPathBenchmark.AllocFree(oneCall, 1)),
+                        TwoPhaseLoop.medians(coordinator, steps, () -> new MapPathBenchmark.AllocFree(oneCall, 1)),
+                        TwoPhaseLoop.medians(vertx, steps, () -> new FreeThenTrim(twoCalls)),
+                    };
+                    for (int i = 0; r >= 0 && i < names.length; i++) {
+                        figures[i][0][r] = round[i][0];
+                        figures[i][1][r] = round[i][1];
                     }
                 }
-                double[] direct = straightToAWorker(vertx, 2000);
-                double[] after = MapPathBenchmark.floorRound(raw, 1, 500);
-                double busAfter = bus.medianMicros(500);
-                MapPathBenchmark.requireEveryFreeUnmapped(cache, steps);
-                System.out.printf("release path, PAGE_MAJOR TP=1 one page id, %d steps, median us: alloc %.1f  free %.1f%n",
-                        steps, Spread.median(times[0]), Spread.median(times[1]));
-                System.out.printf("straight to a worker, no coordinator, median us: map %.1f  unmap %.1f%n", direct[0], direct[1]);
-                System.out.printf("floors before / after, median us: driver map %.1f / %.1f  driver unmap %.1f / %.1f"
-                        + "  event bus %.1f / %.1f%n", before[0], after[0], before[1], after[1], busBefore, busAfter);
             } finally {
-                Await.of(cache.close());
+                if (recording != null) {
+                    recording.stop();
+                    recording.dump(Path.of(args[2]));
+                    recording.close();
+                }
+                Await.of(vertx.undeploy(worker));
+            }
+            System.out.printf("release path, PAGE_MAJOR TP=1 one page id, %d rounds of %d steps, µs: median of the rounds"
+                    + " (lowest–highest)%n| | map | unmap |%n| --- | --- | --- |%n", rounds, steps);
+            for (int i = 0; i < names.length; i++) {
+                System.out.printf("| %s | %s | %s |%n", names[i], Spread.of(figures[i][0]).micros(),
+                        i == 1 ? "" : Spread.of(figures[i][1]).micros());
             }
         } finally {
+            for (KvCache cache : caches) {
+                Await.of(cache.close());
+            }
             Await.of(vertx.close());
         }
     }
 
-    /** Median µs of map and unmap requests of page 0 sent to a worker of its own, as the coordinator sends them. */
-    private static double[] straightToAWorker(Vertx vertx, int steps) {
-        WorkerConfig config = new WorkerConfig("direct", 0, 0, "cuda", 0);
-        String deployment = Await.of(RankWorkers.deploy(vertx, config));
-        try {
-            Await.of(vertx.eventBus().request(config.address(), new JsonObject().put("group", 0)
-                    .put("layers", MapPathBenchmark.LAYERS).put("kvBuffers", MapPathBenchmark.KV_BUFFERS)
-                    .put("blockBytes", MapPathBenchmark.PAGE_BYTES).put("pageBytes", MapPathBenchmark.PAGE_BYTES)
-                    .put("pages", MapPathBenchmark.PAGES).put("layout", Layout.PAGE_MAJOR.name()),
-                    new DeliveryOptions().addHeader("action", "create-tensors")));
-            long[] ids = {0};
-            return TwoPhaseLoop.medians(vertx, steps, () -> new TwoPhaseLoop.Step() {
-                @Override
-                public Future<?> map() {
-                    return send("map");
-                }
+    private static void createTensors(Vertx vertx, WorkerConfig worker) {
+        Await.of(vertx.eventBus().request(worker.address(), new JsonObject().put("group", 0)
+                .put("layers", MapPathBenchmark.LAYERS).put("kvBuffers", MapPathBenchmark.KV_BUFFERS)
+                .put("blockBytes", MapPathBenchmark.PAGE_BYTES).put("pageBytes", MapPathBenchmark.PAGE_BYTES)
+                .put("pages", MapPathBenchmark.PAGES).put("layout", Layout.PAGE_MAJOR.name()),
+                new DeliveryOptions().addHeader("action", "create-tensors")));
+    }
 
-                @Override
-                public Future<?> unmap() {
-                    return send("unmap");
-                }
+    /** Map, then unmap, of page 0, sent to a worker as the coordinator sends them. */
+    private static final class WorkerStep implements TwoPhaseLoop.Step {
+        private static long ids;
+        private final Vertx vertx;
+        private final WorkerConfig worker;
 
-                private Future<?> send(String action) {
-                    return vertx.eventBus().request(config.address(), new JsonObject().put("pp", 0).put("tp", 0).put("group", 0)
-                            .put("pages", new JsonArray().add(0)).put("requestId", "direct-" + (++ids[0])),
-                            new DeliveryOptions().addHeader("action", action));
-                }
-            });
-        } finally {
-            Await.of(vertx.undeploy(deployment));
+        WorkerStep(Vertx vertx, WorkerConfig worker) {
+            this.vertx = vertx;
+            this.worker = worker;
+        }
+
+        @Override
+        public Future<?> map() {
+            return send("map");
+        }
+
+        @Override
+        public Future<?> unmap() {
+            return send("unmap");
+        }
+
+        private Future<?> send(String action) {
+            return vertx.eventBus().request(worker.address(), new JsonObject().put("pp", 0).put("tp", 0).put("group", 0)
+                    .put("pages", new JsonArray().add(0)).put("requestId", "direct-" + (++ids)),
+                    new DeliveryOptions().addHeader("action", action));
+        }
+    }
+
+    /** The release in two calls: the free leaves the page in the reserve, the trim unmaps it. */
+    private static final class FreeThenTrim implements TwoPhaseLoop.Step {
+        private final MapPathBenchmark.AllocFree allocFree;
+        private final KvCache cache;
+
+        FreeThenTrim(KvCache cache) {
+            this.cache = cache;
+            this.allocFree = new MapPathBenchmark.AllocFree(cache, 1);
+        }
+
+        @Override
+        public Future<?> map() {
+            return allocFree.map();
+        }
+
+        @Override
+        public Future<?> unmap() {
+            return allocFree.unmap().compose(freed -> cache.trim());
         }
     }
 

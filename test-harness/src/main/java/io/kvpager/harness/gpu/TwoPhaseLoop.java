@@ -1,5 +1,6 @@
 package io.kvpager.harness.gpu;
 
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -27,11 +28,22 @@ final class TwoPhaseLoop {
         return new double[] {Spread.median(times[0]), Spread.median(times[1])};
     }
 
+    /** Medians in µs of the map and the unmap phase over {@code repeats} steps started on {@code context}. */
+    static double[] medians(Context context, int repeats, Supplier<Step> steps) {
+        double[][] times = Await.of(run(context, repeats, steps));
+        return new double[] {Spread.median(times[0]), Spread.median(times[1])};
+    }
+
     /** Every phase's µs: {@code [0]} the maps, {@code [1]} the unmaps. */
     static Future<double[][]> run(Vertx vertx, int repeats, Supplier<Step> steps) {
+        return run(vertx.getOrCreateContext(), repeats, steps);
+    }
+
+    /** Every phase's µs, the steps started on {@code context}: {@code [0]} the maps, {@code [1]} the unmaps. */
+    static Future<double[][]> run(Context context, int repeats, Supplier<Step> steps) {
         Promise<double[][]> done = Promise.promise();
         double[][] times = {new double[repeats], new double[repeats]};
-        vertx.getOrCreateContext().runOnContext(v -> step(steps, 0, times, done));
+        context.runOnContext(v -> step(steps, 0, times, done));
         return done.future();
     }
 
