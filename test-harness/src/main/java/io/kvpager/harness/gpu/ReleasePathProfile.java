@@ -19,6 +19,7 @@ import java.text.ParseException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 
@@ -60,13 +61,14 @@ public final class ReleasePathProfile {
             String[] names = {"driver floor", "bus floor", "straight to a worker", "kvpager alloc / free",
                 "kvpager from the coordinator's context", "kvpager alloc / free + trim (two calls)"};
             double[][][] figures = new double[names.length][2][rounds];
+            AtomicLong requestIds = new AtomicLong();
             try (RawPageLoop raw = RawPageLoop.open(0, geometry, 1); BusFloor bus = BusFloor.open(vertx, 1)) {
                 createTensors(vertx, direct);
                 for (int r = -1; r < rounds; r++) {
                     double[][] round = {
                         MapPathBenchmark.floorRound(raw, 1, steps),
                         {bus.medianMicros(steps), 0},
-                        TwoPhaseLoop.medians(vertx, steps, () -> new WorkerStep(vertx, direct)),
+                        TwoPhaseLoop.medians(vertx, steps, () -> new WorkerStep(vertx, direct, requestIds)),
                         TwoPhaseLoop.medians(vertx, steps, () -> new MapPathBenchmark.AllocFree(oneCall, 1)),
                         TwoPhaseLoop.medians(coordinator, steps, () -> new MapPathBenchmark.AllocFree(oneCall, 1)),
                         TwoPhaseLoop.medians(vertx, steps, () -> new FreeThenTrim(twoCalls)),
@@ -108,13 +110,14 @@ public final class ReleasePathProfile {
 
     /** Map, then unmap, of page 0, sent to a worker as the coordinator sends them. */
     private static final class WorkerStep implements TwoPhaseLoop.Step {
-        private static long ids;
         private final Vertx vertx;
         private final WorkerConfig worker;
+        private final AtomicLong ids;
 
-        WorkerStep(Vertx vertx, WorkerConfig worker) {
+        WorkerStep(Vertx vertx, WorkerConfig worker, AtomicLong ids) {
             this.vertx = vertx;
             this.worker = worker;
+            this.ids = ids;
         }
 
         @Override
@@ -129,7 +132,7 @@ public final class ReleasePathProfile {
 
         private Future<?> send(String action) {
             return vertx.eventBus().request(worker.address(), new JsonObject().put("pp", 0).put("tp", 0).put("group", 0)
-                    .put("pages", new JsonArray().add(0)).put("requestId", "direct-" + (++ids)),
+                    .put("pages", new JsonArray().add(0)).put("requestId", "direct-" + ids.incrementAndGet()),
                     new DeliveryOptions().addHeader("action", action));
         }
     }
