@@ -36,8 +36,11 @@ public interface KvCache {
     Future<Allocation> alloc(int blocks);
 
     /**
-     * Gives blocks back; all or nothing. A page left empty returns to the reserve, or is unmapped
-     * once every batch fence open now has {@link #retired} (until then it may be reused).
+     * Gives blocks back; all or nothing. A page left empty returns to the reserve; when the reserve
+     * is full (or the limit leaves it no room) and no batch fence is open, it is unmapped on every
+     * rank before the future completes, in one fan-out; while fences are open it is unmapped once
+     * every one of them has {@link #retired} (until then it may be reused). A failed unmap does not
+     * fail the free: the page stays mapped and idle and the background release retries it.
      */
     Future<Void> free(int[] blockIds);
 

@@ -187,16 +187,35 @@ public final class Coordinator {
                 pool.instance(), pool.group(), ranks, ranks.size() == 1 ? "it" : "each");
     }
 
+    /**
+     * Frees the blocks; pages they empty that neither stay in the reserve nor wait for a fence are
+     * unmapped in the same call, in one fan-out, and the future completes once they are. If that
+     * unmap fails the blocks are free all the same and the pages stay mapped and idle until the
+     * refill's next release; while a rank is lost or the release backs off after failures, the
+     * pages are left to it at once.
+     */
     public Future<Void> free(int[] blocks) {
         if (closing != null) {
             return Future.failedFuture(closed());
         }
+        int releasable;
         try {
-            ledger.free(blocks);
+            releasable = ledger.free(blocks);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
-        return Future.succeededFuture();
+        if (releasable == 0 || !rejoin.lost().isEmpty() || refill.backingOff()) {
+            return Future.succeededFuture();
+        }
+        return unwrap(ledger.releaseReclaimed()).transform(released -> {
+            if (released.failed()) {
+                log.debug("cache {} group {}: unmapping pages emptied by a free failed; the refill retries: {}",
+                        pool.instance(), pool.group(), released.cause().getMessage());
+                // the refill's own release then fails too and backs off, and later frees leave their pages to it
+                refill.wake();
+            }
+            return Future.succeededFuture();
+        });
     }
 
     /** Reserves the next fence id; any thread may call it. {@link #openFence} opens it on the context. */

@@ -102,6 +102,11 @@ final class ReserveRefill {
         return round.transform(ignored -> work.get());
     }
 
+    /** Whether the rounds pause after a failure: work that would fail the same way waits for them. */
+    boolean backingOff() {
+        return System.nanoTime() < pausedUntilNanos;
+    }
+
     /** The last refill or release failure since the last clean round, or {@code null}. */
     String failure() {
         return failure;

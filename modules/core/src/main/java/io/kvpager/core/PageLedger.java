@@ -196,10 +196,13 @@ public final class PageLedger {
     /**
      * Frees blocks handed out by {@link #alloc}, all or none.
      *
+     * @return how many pages this call emptied that neither stay in the reserve (it is full, or the
+     *     limit leaves no room) nor wait for a fence (none is open): {@link #releaseReclaimed} would
+     *     unmap them now, so the caller can give their memory back at once, in the same turn
      * @throws IllegalArgumentException when a block is out of range, not handed out (never, or
      *     already freed, or still waiting on its allocation's map) or listed twice; nothing changes
      */
-    public void free(int[] blockIds) {
+    public int free(int[] blockIds) {
         if (blockIds == null) {
             throw new IllegalArgumentException("blocks to free are required");
         }
@@ -212,20 +215,27 @@ public final class PageLedger {
         }
         blocks.releaseAll(blockIds);
         blocksFreed += blockIds.length;
-        placeEmptied();
+        return placeEmptied();
     }
 
-    private void placeEmptied() {
+    /** Places the pages emptied since the last call; returns how many went to the reclaimed list under no fence. */
+    private int placeEmptied() {
         PageList emptied = blocks.emptied();
         if (emptied.isEmpty()) {
-            return;
+            return 0;
         }
         long tag = fences.newestOpen();
+        int releasable = 0;
         for (int i = 0; i < emptied.size(); i++) {
             int page = emptied.get(i);
-            pool.becomeIdle(page, PageState.IN_USE, roomInReserve(PageState.IN_USE), tag);
+            boolean room = roomInReserve(PageState.IN_USE);
+            pool.becomeIdle(page, PageState.IN_USE, room, tag);
+            if (!room && tag == 0) {
+                releasable++;
+            }
         }
         emptied.clear();
+        return releasable;
     }
 
     /** Opens a batch fence: pages emptied from now on stay mapped until it retires. Ids are 1, 2, ... */

@@ -85,7 +85,17 @@ final class LedgerModel {
         int[] blocks = allocations.get(index);
         int k = 1 + Math.floorMod(count, blocks.length);
         int[] freed = java.util.Arrays.copyOf(blocks, k);
-        ledger.free(freed);
+        int releasable = ledger.free(freed);
+        BitSet reclaimed = new BitSet();
+        for (int block : freed) {
+            int page = ledger.geometry().pageOf(block);
+            if (ledger.pageState(page) == PageState.RECLAIMED) {
+                reclaimed.set(page);
+            }
+        }
+        // what free says it left to release at once: the pages it emptied into the reclaimed list, when no fence holds them
+        assertThat(releasable).as("pages free(%s) left releasable, fences %s", java.util.Arrays.toString(freed), openFences)
+                .isEqualTo(openFences.isEmpty() ? reclaimed.cardinality() : 0);
         for (int block : freed) {
             held.clear(block);
             freedOnce.set(block);

@@ -16,43 +16,57 @@ import java.util.List;
  * The messaging floor under kvpager's path: a request from an event-loop context to {@code tp}
  * consumers, each on a one-thread worker pool of its own as a rank worker is, answering at once,
  * joined as the coordinator joins its ranks. What kvpager adds beyond the driver floor and this is
- * its own bookkeeping.
+ * its own bookkeeping. The echo ranks stay deployed until {@link #close}, so that rounds of it can
+ * alternate with other rounds.
  */
-final class BusFloor {
+final class BusFloor implements AutoCloseable {
 
     private static final String ADDRESS = "kvpager.bench.echo.";
 
-    private BusFloor() {
+    private final Vertx vertx;
+    private final int tp;
+    private final List<String> deployments = new ArrayList<>();
+
+    private BusFloor(Vertx vertx, int tp) {
+        this.vertx = vertx;
+        this.tp = tp;
     }
 
-    /** Median microseconds of one joined fan-out to {@code tp} echo ranks. */
-    static double medianMicros(Vertx vertx, int tp, int repeats) {
-        List<String> deployments = new ArrayList<>();
-        for (int r = 0; r < tp; r++) {
-            String address = ADDRESS + r;
-            deployments.add(Await.of(vertx.deployVerticle(new VerticleBase() {
-                @Override
-                public Future<?> start() {
-                    return vertx.eventBus().<JsonObject>consumer(address, m -> m.reply(new JsonObject()
-                            .put("mapped", m.body().getJsonArray("pages")))).completion();
-                }
-            }, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER).setWorkerPoolName("kvpager-bench-echo-" + r)
-                    .setWorkerPoolSize(1))));
+    /** Deploys {@code tp} echo ranks. */
+    static BusFloor open(Vertx vertx, int tp) {
+        if (tp < 1) {
+            throw new IllegalArgumentException("tp must be at least 1, got " + tp);
         }
+        BusFloor floor = new BusFloor(vertx, tp);
         try {
-            double[] times = new double[repeats];
-            Promise<Void> done = Promise.promise();
-            vertx.getOrCreateContext().runOnContext(v -> step(vertx, tp, -50, times, done));
-            Await.of(done.future());
-            return MapPathBenchmark.median(times);
-        } finally {
-            for (String id : deployments) {
-                Await.of(vertx.undeploy(id));
+            for (int r = 0; r < tp; r++) {
+                String address = ADDRESS + r;
+                floor.deployments.add(Await.of(vertx.deployVerticle(new VerticleBase() {
+                    @Override
+                    public Future<?> start() {
+                        return vertx.eventBus().<JsonObject>consumer(address, m -> m.reply(new JsonObject()
+                                .put("mapped", m.body().getJsonArray("pages")))).completion();
+                    }
+                }, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)
+                        .setWorkerPoolName("kvpager-bench-echo-" + r).setWorkerPoolSize(1))));
             }
+        } catch (RuntimeException e) {
+            floor.close();
+            throw e;
         }
+        return floor;
     }
 
-    private static void step(Vertx vertx, int tp, int i, double[] times, Promise<Void> done) {
+    /** Median µs of {@code repeats} joined fan-outs, after a few untimed ones. */
+    double medianMicros(int repeats) {
+        double[] times = new double[repeats];
+        Promise<Void> done = Promise.promise();
+        vertx.getOrCreateContext().runOnContext(v -> step(-Math.min(50, repeats), times, done));
+        Await.of(done.future());
+        return Spread.median(times);
+    }
+
+    private void step(int i, double[] times, Promise<Void> done) {
         if (i == times.length) {
             done.complete();
             return;
@@ -72,7 +86,15 @@ final class BusFloor {
             if (i >= 0) {
                 times[i] = (System.nanoTime() - t0) / 1e3;
             }
-            step(vertx, tp, i + 1, times, done);
+            step(i + 1, times, done);
         });
+    }
+
+    @Override
+    public void close() {
+        for (String id : deployments) {
+            Await.of(vertx.undeploy(id));
+        }
+        deployments.clear();
     }
 }

@@ -1,12 +1,13 @@
 package io.kvpager.harness.gpu;
 
+import io.kvpager.Allocation;
 import io.kvpager.Geometry;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
+import io.kvpager.PoolStats;
 import io.kvpager.cuda.RawPageLoop;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -14,41 +15,55 @@ import java.util.List;
 
 /**
  * kvpager's map and unmap path (alloc through the coordinator, fanned out to every rank's worker
- * on GPU 0; free plus trim for the unmap) beside the raw driver loop doing the same work on one
- * thread ({@link RawPageLoop}), both in this run, for each layout, TP size and batch size.
+ * on GPU 0; the free that unmaps the pages it empties) beside the raw driver loop doing the same
+ * work on one thread ({@link RawPageLoop}) and the event-bus floor ({@link BusFloor}), in
+ * alternating rounds ({@link AlternatingRounds}), for each layout, TP size and batch size.
  *
  * <p>One block per page id, so {@code alloc(n)} maps exactly {@code n} new page ids in one batch;
- * the reserve is off, so every alloc maps and every trim unmaps.
+ * the reserve is off, so every alloc maps and every free unmaps, which each row checks in the
+ * cache's counters at its end.
  */
-final class MapPathBenchmark {
+final class MapPathBenchmark implements GpuSection {
 
     static final int LAYERS = 16;
     static final int KV_BUFFERS = 2;
     static final long PAGE_BYTES = 2L << 20;
     static final int PAGES = 256;
 
-    /** One measured row: medians in microseconds of one batch. */
-    record Row(Layout layout, int tp, int batch, double floorMap, double kvMap, double floorUnmap, double kvUnmap) {
-        double mapRatio() {
-            return kvMap / floorMap;
-        }
-
-        double unmapRatio() {
-            return kvUnmap / floorUnmap;
-        }
+    @Override
+    public String name() {
+        return "map";
     }
 
-    private final Vertx vertx;
-
-    MapPathBenchmark(Vertx vertx) {
-        this.vertx = vertx;
+    @Override
+    public Report run(Vertx vertx, boolean quick) {
+        int[] tps = quick ? new int[] {1} : new int[] {1, 4};
+        int[] batches = quick ? new int[] {1, 16} : new int[] {1, 16, 256};
+        System.out.println("== map path: driver floor, event-bus floor and kvpager in alternating rounds");
+        warmUp(vertx, tps, 3000);
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format("map path (µs per batch, %d layers x %d buffers x %d MiB pages; a PAGE_MAJOR page id is one %d MiB"
+                        + " handle; median of the rounds' medians, lowest–highest round in brackets)", LAYERS, KV_BUFFERS,
+                PAGE_BYTES >> 20, LAYERS * KV_BUFFERS * (PAGE_BYTES >> 20)));
+        lines.add(PathRow.HEADER);
+        for (Layout layout : Layout.values()) {
+            for (int tp : tps) {
+                for (int batch : batches) {
+                    for (PathRow row : measure(vertx, layout, tp, batch)) {
+                        System.out.println("  " + row.markdown());
+                        lines.add(row.markdown());
+                    }
+                }
+            }
+        }
+        return new Report(lines, false);
     }
 
     /**
      * Runs the same cache path on the simulated device first, thousands of times, so the JIT has
      * compiled the coordinator, ledger and worker before anything is timed on the GPU.
      */
-    void warmUp(int[] tps, int rounds) {
+    static void warmUp(Vertx vertx, int[] tps, int rounds) {
         for (Layout layout : Layout.values()) {
             for (int tp : tps) {
                 String instance = "warm-" + layout.name().toLowerCase() + "-tp" + tp;
@@ -56,8 +71,8 @@ final class MapPathBenchmark {
                         .setSim(new JsonObject().put("gpuKey", instance));
                 KvCache cache = Await.of(KvCache.deploy(vertx, sim));
                 try {
-                    Await.of(onCallerContext(cache, 1, rounds));
-                    Await.of(onCallerContext(cache, 16, Math.max(1, rounds / 10)));
+                    TwoPhaseLoop.medians(vertx, rounds, () -> new AllocFree(cache, 1));
+                    TwoPhaseLoop.medians(vertx, Math.max(1, rounds / 10), () -> new AllocFree(cache, 16));
                 } finally {
                     Await.of(cache.close());
                 }
@@ -65,106 +80,103 @@ final class MapPathBenchmark {
         }
     }
 
-    List<Row> run(int[] tps, int[] batches) {
-        List<Row> rows = new ArrayList<>();
-        for (Layout layout : Layout.values()) {
-            for (int tp : tps) {
-                for (int batch : batches) {
-                    rows.add(measure(layout, tp, batch, repeats(layout, batch)));
-                    Row row = rows.getLast();
-                    System.out.printf("  %-10s tp=%d batch=%3d  map %9.1f / %9.1f us (%.2fx)  unmap %9.1f / %9.1f us (%.2fx)%n",
-                            layout, tp, batch, row.floorMap, row.kvMap, row.mapRatio(), row.floorUnmap, row.kvUnmap,
-                            row.unmapRatio());
-                }
-            }
-        }
-        return rows;
+    private static int rounds(int batch) {
+        return batch >= 256 ? 5 : 7;
     }
 
     private static int repeats(Layout layout, int batch) {
         if (batch >= 256) {
-            return 3;
+            return 1;
         }
         if (batch >= 16) {
-            return layout == Layout.PER_LAYER ? 12 : 40;
+            return layout == Layout.PER_LAYER ? 2 : 8;
         }
-        return 100;
+        return layout == Layout.PER_LAYER ? 8 : 30;
     }
 
-    private Row measure(Layout layout, int tp, int batch, int repeats) {
+    private static List<PathRow> measure(Vertx vertx, Layout layout, int tp, int batch) {
         Geometry geometry = new Geometry(LAYERS, KV_BUFFERS, PAGE_BYTES, PAGE_BYTES, PAGES, layout);
-        double[] floorMap = new double[repeats];
-        double[] floorUnmap = new double[repeats];
-        try (RawPageLoop floor = RawPageLoop.open(0, geometry, tp)) {
-            for (int i = -1; i < repeats; i++) {
-                long map = floor.map(0, batch);
-                long unmap = floor.unmap(0, batch);
-                if (i >= 0) {
-                    floorMap[i] = map / 1e3;
-                    floorUnmap[i] = unmap / 1e3;
-                }
-            }
-        }
+        int repeats = repeats(layout, batch);
         String instance = "bench-" + layout.name().toLowerCase() + "-tp" + tp + "-b" + batch;
         KvCache cache = Await.of(KvCache.deploy(vertx, options(instance, layout, tp)));
-        double[][] kv;
-        try {
-            kv = Await.of(onCallerContext(cache, batch, repeats));
+        int[] steps = {0};
+        try (RawPageLoop floor = RawPageLoop.open(0, geometry, tp); BusFloor bus = BusFloor.open(vertx, tp)) {
+            List<PathRow> rows = AlternatingRounds.run(layout + " TP=" + tp + " batch " + batch, rounds(batch),
+                    () -> floorRound(floor, batch, repeats), () -> bus.medianMicros(Math.max(repeats, 50)), () -> {
+                        steps[0] += repeats;
+                        return TwoPhaseLoop.medians(vertx, repeats, () -> new AllocFree(cache, batch));
+                    });
+            requireEveryFreeUnmapped(cache, (long) steps[0] * batch);
+            return rows;
         } finally {
             Await.of(cache.close());
         }
-        double[] kvMap = kv[0];
-        double[] kvUnmap = kv[1];
-        return new Row(layout, tp, batch, median(floorMap), median(kvMap), median(floorUnmap), median(kvUnmap));
+    }
+
+    /** Median µs of map and of unmap over {@code repeats} batches of the raw loop. */
+    static double[] floorRound(RawPageLoop floor, int batch, int repeats) {
+        double[] map = new double[repeats];
+        double[] unmap = new double[repeats];
+        for (int i = 0; i < repeats; i++) {
+            map[i] = floor.map(0, batch) / 1e3;
+            unmap[i] = floor.unmap(0, batch) / 1e3;
+        }
+        return new double[] {Spread.median(map), Spread.median(unmap)};
     }
 
     /**
-     * Runs the repeats as an engine would: from a Vert.x event-loop context of its own, each step
-     * started when the last one completes, timed there.
+     * The row timed what it meant to: every alloc mapped its pages and every free unmapped them
+     * (none was left for a later call, nor reused from the reserve).
      */
-    private Future<double[][]> onCallerContext(KvCache cache, int batch, int repeats) {
-        Promise<double[][]> done = Promise.promise();
-        double[][] times = {new double[repeats], new double[repeats]};
-        vertx.getOrCreateContext().runOnContext(v -> step(cache, batch, -1, repeats, times, done));
-        return done.future();
+    static void requireEveryFreeUnmapped(KvCache cache, long pages) {
+        PoolStats pool = Await.of(cache.stats()).pool();
+        if (pool.maps() != pages || pool.unmaps() != pages || pool.mappedPages() != 0) {
+            throw new IllegalStateException(cache + ": expected " + pages + " pages mapped and unmapped by alloc and free,"
+                    + " counted " + pool.maps() + " maps, " + pool.unmaps() + " unmaps, " + pool.mappedPages() + " still mapped");
+        }
     }
 
-    private void step(KvCache cache, int batch, int i, int repeats, double[][] times, Promise<double[][]> done) {
-        if (i == repeats) {
-            done.complete(times);
-            return;
+    /** {@code alloc(batch)}, then the free of its blocks. */
+    static final class AllocFree implements TwoPhaseLoop.Step {
+        private final KvCache cache;
+        private final int batch;
+        private Allocation allocation;
+
+        AllocFree(KvCache cache, int batch) {
+            this.cache = cache;
+            this.batch = batch;
         }
-        long t0 = System.nanoTime();
-        cache.alloc(batch).compose(allocation -> {
-            long t1 = System.nanoTime();
-            if (allocation.isMiss()) {
-                return Future.failedFuture(new IllegalStateException("alloc(" + batch + ") missed: " + allocation));
-            }
-            return cache.free(allocation.blocks()).compose(x -> cache.trim()).map(x -> {
-                if (i >= 0) {
-                    times[0][i] = (t1 - t0) / 1e3;
-                    times[1][i] = (System.nanoTime() - t1) / 1e3;
+
+        @Override
+        public Future<?> map() {
+            return cache.alloc(batch).compose(a -> {
+                if (a.isMiss()) {
+                    return Future.failedFuture(new IllegalStateException(cache + ": alloc(" + batch + ") missed: " + a));
                 }
-                return x;
+                allocation = a;
+                return Future.succeededFuture();
             });
-        }).onSuccess(x -> step(cache, batch, i + 1, repeats, times, done)).onFailure(done::fail);
+        }
+
+        @Override
+        public Future<?> unmap() {
+            return cache.free(allocation.blocks());
+        }
     }
 
     static KvCacheOptions options(String instance, Layout layout, int tp) {
+        return options(instance, layout, tp, LAYERS, PAGES);
+    }
+
+    /** A cache with one block per page id, every rank on GPU 0, the reserve off and no refill. */
+    static KvCacheOptions options(String instance, Layout layout, int tp, int layers, int pages) {
         JsonObject gpus = new JsonObject();
         for (int r = 0; r < tp; r++) {
             gpus.put("pp0/tp" + r, 0);
         }
-        return new KvCacheOptions().setInstance(instance).setTp(tp).setLayers(LAYERS).setKvBuffers(KV_BUFFERS)
-                .setBlockBytes(PAGE_BYTES).setPageBytes(PAGE_BYTES).setPages(PAGES).setLayout(layout)
+        return new KvCacheOptions().setInstance(instance).setTp(tp).setLayers(layers).setKvBuffers(KV_BUFFERS)
+                .setBlockBytes(PAGE_BYTES).setPageBytes(PAGE_BYTES).setPages(pages).setLayout(layout)
                 .setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false).setRefillIntervalMs(3_600_000)
                 .setSendTimeoutMs(120_000).setLocalWorkers(true).setDevice("cuda").setGpus(gpus);
-    }
-
-    static double median(double[] values) {
-        double[] sorted = values.clone();
-        java.util.Arrays.sort(sorted);
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 }

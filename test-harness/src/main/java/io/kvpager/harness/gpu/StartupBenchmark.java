@@ -14,7 +14,7 @@ import java.util.List;
  * 16 GiB virtual each, timed from request to reply, with and without zero-page backing, and
  * {@code destroy-tensors} after it.
  */
-final class StartupBenchmark {
+final class StartupBenchmark implements GpuSection {
 
     static final int LAYERS = 32;
     static final int KV_BUFFERS = 2;
@@ -25,16 +25,34 @@ final class StartupBenchmark {
     record Row(Layout layout, boolean zeroPage, double createMs, double destroyMs, String failure) {
     }
 
-    private final Vertx vertx;
-
     /** The owner of the groups it creates: the benchmark stands in for a coordinator. */
     private static final String OWNER = "startup-benchmark#1";
 
-    StartupBenchmark(Vertx vertx) {
-        this.vertx = vertx;
+    @Override
+    public String name() {
+        return "startup";
     }
 
-    List<Row> run() {
+    /** Skipped by {@code --quick}: a zero-page start of {@code PER_LAYER} alone takes about 40 s. */
+    @Override
+    public Report run(Vertx vertx, boolean quick) {
+        if (quick) {
+            return new Report(List.of(), false);
+        }
+        System.out.println("== start-up: 64 tensors x 16 GiB virtual");
+        List<String> lines = new ArrayList<>();
+        lines.add("start-up of one rank: 64 tensors of 16 GiB virtual (ms)");
+        lines.add("| layout | zero page | create-tensors | destroy-tensors |");
+        lines.add("| --- | --- | --- | --- |");
+        for (Row r : rows(vertx)) {
+            lines.add(String.format("| %s | %s | %s | %.1f |", r.layout(), r.zeroPage() ? "yes" : "no",
+                    r.failure() == null ? String.format("%.1f", r.createMs())
+                            : String.format("failed after %.1f: %s", r.createMs(), r.failure()), r.destroyMs()));
+        }
+        return new Report(lines, false);
+    }
+
+    private static List<Row> rows(Vertx vertx) {
         List<Row> rows = new ArrayList<>();
         WorkerConfig config = new WorkerConfig("startup", 0, 0, "cuda", 0);
         String deployment = Await.of(RankWorkers.deploy(vertx, config));
@@ -48,12 +66,12 @@ final class StartupBenchmark {
                     long t0 = System.nanoTime();
                     String failure = null;
                     try {
-                        request(config, "create-tensors", body);
+                        request(vertx, config, "create-tensors", body);
                     } catch (RuntimeException e) {
                         failure = e.getMessage();
                     }
                     long t1 = System.nanoTime();
-                    request(config, "destroy-tensors", new JsonObject().put("group", group).put("owner", OWNER));
+                    request(vertx, config, "destroy-tensors", new JsonObject().put("group", group).put("owner", OWNER));
                     long t2 = System.nanoTime();
                     rows.add(new Row(layout, zeroPage, (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure));
                     System.out.printf("  %-10s zeroPage=%-5s create %.1f ms, destroy %.1f ms%s%n", layout, zeroPage,
@@ -67,7 +85,7 @@ final class StartupBenchmark {
         return rows;
     }
 
-    private void request(WorkerConfig config, String action, JsonObject body) {
+    private static void request(Vertx vertx, WorkerConfig config, String action, JsonObject body) {
         Await.of(vertx.eventBus().request(config.address(), body,
                 new DeliveryOptions().addHeader("action", action).setSendTimeout(600_000)));
     }

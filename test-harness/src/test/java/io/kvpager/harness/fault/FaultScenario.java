@@ -152,7 +152,8 @@ final class FaultScenario {
     private static KvCacheOptions options(String instance, FaultCase c, long timeoutMs) {
         return new KvCacheOptions().setInstance(instance).setTp(FaultCase.TP).setLayers(2).setKvBuffers(2)
                 .setBlockBytes((2L << 20) / BLOCKS_PER_PAGE).setPages(PAGES).setLayout(c.layout())
-                .setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
+                // an unmap-side case's batch waits in the reserve for the trim (a free would unmap it itself)
+                .setReserveLow(0).setReserveHigh(c.op().mapSide() ? 0 : BatchPosition.BATCH_PAGES).setAdaptiveReserve(false)
                 // no background round during a case: every map and unmap is the one the case makes
                 .setRefillIntervalMs(600_000)
                 .setSendTimeoutMs(timeoutMs).setTensorsDeadlineMs(5_000).setTensorsPollMs(5)
@@ -160,10 +161,11 @@ final class FaultScenario {
     }
 
     /**
-     * Maps {@code POOL_FILLING_PAGES + BATCH_PAGES} pages and trims the first ones, so that the
-     * ranks' handle pools are full (a PER_LAYER rank keeps four page ids' handles idle) and the
-     * batch's handles are released as they are unmapped; then frees the batch's blocks, so that a
-     * trim unmaps exactly those pages.
+     * Maps {@code POOL_FILLING_PAGES + BATCH_PAGES} pages and unmaps the first ones (the free
+     * unmaps what the reserve has no room for, the trim the rest), so that the ranks' handle pools
+     * are full (a PER_LAYER rank keeps four page ids' handles idle) and the batch's handles are
+     * released as they are unmapped; then frees the batch's blocks into the reserve, so that a trim
+     * unmaps exactly those pages.
      */
     private static void prepareUnmapBatch(KvCache cache) {
         Allocation all = await(cache.alloc((POOL_FILLING_PAGES + BatchPosition.BATCH_PAGES) * BLOCKS_PER_PAGE), "preparing");
