@@ -143,6 +143,11 @@ public final class LocalKvCache implements KvCache {
     }
 
     @Override
+    public Future<LimitResult> setMemoryLimit(long bytes) {
+        return onContext(() -> coordinator.setMemoryLimit(bytes));
+    }
+
+    @Override
     public Future<CacheStats> stats() {
         return onContext(coordinator::stats);
     }
