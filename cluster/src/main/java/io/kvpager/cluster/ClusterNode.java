@@ -14,6 +14,7 @@ import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -54,7 +55,9 @@ public final class ClusterNode {
 
     /**
      * Starts a node and joins its cluster. Fails with an {@link IllegalArgumentException} for bad
-     * options or unreadable files, or with the cluster manager's failure. Reads the config files on
+     * options or unreadable files, with an {@link IllegalStateException} when every member it was
+     * to join through answered for another cluster name (rather than serve alone), or with the
+     * cluster manager's failure. Reads the config files on
      * the calling thread: call it from a main thread or a worker, not from an event loop.
      */
     public static Future<ClusterNode> start(ClusterNodeOptions options) {
@@ -63,6 +66,7 @@ public final class ClusterNode {
         String clusterName;
         VertxOptions vertxOptions;
         HazelcastClusterManager manager;
+        ForeignMembers foreignMembers;
         try {
             checked = new ClusterNodeOptions(options).validate();
             clusterName = EventBusTls.clusterName(checked);
@@ -71,6 +75,7 @@ public final class ClusterNode {
                 System.setProperty("hazelcast.logging.type", "slf4j");
             }
             Config config = MemberConfig.of(checked, clusterName);
+            foreignMembers = ForeignMembers.listenTo(config);
             EventBusOptions bus = new EventBusOptions().setHost(checked.getHost()).setPort(checked.getPort());
             if (checked.isTls()) {
                 EventBusTls.apply(bus, checked);
@@ -82,13 +87,27 @@ public final class ClusterNode {
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
-        return Vertx.builder().with(vertxOptions).withClusterManager(manager).buildClustered().map(vertx -> {
+        return Vertx.builder().with(vertxOptions).withClusterManager(manager).buildClustered().compose(vertx -> {
+            List<String> foreign = foreignMembers.refusedAlone(manager.getHazelcastInstance());
+            if (!foreign.isEmpty()) {
+                IllegalStateException refused = new IllegalStateException(foreignCluster(checked, clusterName, foreign));
+                return vertx.close().transform(closed -> Future.failedFuture(refused));
+            }
             ClusterNode node = new ClusterNode(vertx, manager, checked, clusterName, started);
             log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{})", manager.getNodeId(), clusterName,
                     node.memberAddress(), node.startMillis(),
                     checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "");
-            return node;
+            return Future.succeededFuture(node);
         });
+    }
+
+    private static String foreignCluster(ClusterNodeOptions options, String clusterName, List<String> foreign) {
+        String name = clusterName.equals(options.getClusterName()) ? "'" + clusterName + "'"
+                : "'" + options.getClusterName() + "' (with TLS '" + clusterName + "', the name suffixed with the trusted certificates' fingerprint)";
+        return "cluster name " + name + " is not the cluster name of the members it joins through: " + String.join(", ", foreign)
+                + " answered with another cluster name (Hazelcast: \"" + ForeignMembers.REFUSAL + "\"; it does not say which)."
+                + " The node would serve alone in a cluster of its own, so it does not start: give it the cluster name those members"
+                + " were started with" + (options.isTls() ? " and a trust store that vouches for the same certificates" : "");
     }
 
     public Vertx vertx() {
@@ -142,7 +161,15 @@ public final class ClusterNode {
      */
     public synchronized Future<Void> close() {
         if (closing == null) {
-            closing = vertx.close();
+            long began = System.nanoTime();
+            log.info("node {} leaving cluster {}", nodeId(), clusterName);
+            closing = vertx.close().andThen(closed -> {
+                if (closed.succeeded()) {
+                    log.info("node left cluster {} in {} ms", clusterName, (System.nanoTime() - began) / 1_000_000);
+                } else {
+                    log.warn("node did not leave cluster {} cleanly: {}", clusterName, closed.cause().toString());
+                }
+            });
         }
         return closing;
     }

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The main of a node process that a test spawns: joins the cluster, deploys the rank workers and
  * caches its spec lists, says {@code kvpager-node ready <nodeId> <startMillis> <readyMillis>} on
- * stdout, and leaves the cluster when its stdin says {@code close} or ends. A failure to start is
+ * stdout, and leaves the cluster when its stdin says {@code close} or ends, or on SIGTERM. A failure to start is
  * one line, {@code kvpager-node failed <why>}, and exit code 1.
  *
  * <p>Spec: {@code {"node": ClusterNodeOptions, "workers": [WorkerConfig], "caches": [KvCacheOptions]}}.
@@ -35,7 +35,7 @@ public final class NodeProcess {
         JsonObject spec = new JsonObject(args[0]);
         ClusterNode node;
         try {
-            node = ClusterNode.start(new ClusterNodeOptions(spec.getJsonObject("node"))).await(60, TimeUnit.SECONDS);
+            node = ClusterNode.start(new ClusterNodeOptions(spec.getJsonObject("node"))).await(60, TimeUnit.SECONDS).closeOnShutdown();
             List<Future<?>> deployed = new ArrayList<>();
             for (Object worker : spec.getJsonArray("workers", new JsonArray())) {
                 deployed.add(node.deployWorker(new WorkerConfig((JsonObject) worker)));

@@ -23,9 +23,9 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A node process spawned by a test ({@link NodeProcess}) on the test's own class path: its output
- * goes to {@code target/nodes/<name>.log}, and the test waits for its ready line with a bound.
- * {@link #kill()} is SIGKILL; {@link #close()} asks it to leave the cluster and kills it if it does
- * not exit in time.
+ * goes to {@code target/nodes/<name>.log}, and the test waits for its ready line (or any other) with
+ * a bound. {@link #kill()} is SIGKILL, {@link #terminate()} SIGTERM; {@link #close()} asks it to
+ * leave the cluster and kills it if it does not exit in time.
  */
 public final class SpawnedNode implements AutoCloseable {
 
@@ -35,6 +35,7 @@ public final class SpawnedNode implements AutoCloseable {
     private final Process process;
     private final CompletableFuture<String[]> ready = new CompletableFuture<>();
     private final Deque<String> lastLines = new ArrayDeque<>();
+    private final List<String> lines = new ArrayList<>();
 
     private SpawnedNode(String name, Process process, Path log) {
         this.name = name;
@@ -87,6 +88,8 @@ public final class SpawnedNode implements AutoCloseable {
                     if (lastLines.size() > 20) {
                         lastLines.removeFirst();
                     }
+                    lines.add(line);
+                    lastLines.notifyAll();
                 }
                 if (line.startsWith(NodeProcess.PREFIX + "ready ")) {
                     ready.complete(line.substring((NodeProcess.PREFIX + "ready ").length()).split(" "));
@@ -136,6 +139,56 @@ public final class SpawnedNode implements AutoCloseable {
 
     public long pid() {
         return process.pid();
+    }
+
+    /** SIGTERM: the JVM runs its shutdown hooks, which close the node. Does not wait. */
+    public void terminate() {
+        process.destroy();
+    }
+
+    /** Waits until the process has exited, at most {@code bound}; its exit code. */
+    public int awaitExit(Duration bound) {
+        try {
+            if (!process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("node " + name + " still runs after " + bound + "; its last lines: " + lastLines());
+            }
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Waits until the node has printed a line containing {@code text}, at most {@code bound}; that line. */
+    public String awaitLine(String text, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        synchronized (lastLines) {
+            while (true) {
+                for (String line : lines) {
+                    if (line.contains(text)) {
+                        return line;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("node " + name + " printed no line with '" + text + "' within " + bound
+                            + "; its last lines: " + lastLines());
+                }
+                try {
+                    lastLines.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+    }
+
+    /** Every line the node has printed so far. */
+    public List<String> output() {
+        synchronized (lastLines) {
+            return List.copyOf(lines);
+        }
     }
 
     /** SIGKILL: the process dies without leaving the cluster. Waits until it is gone. */
