@@ -1,6 +1,9 @@
 package io.kvpager.cluster;
 
 import com.hazelcast.config.Config;
+import com.hazelcast.config.ListenerConfig;
+import com.hazelcast.config.TopicConfig;
+import com.hazelcast.topic.MessageListener;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.impl.ClusterMembership;
@@ -14,6 +17,7 @@ import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -36,6 +40,8 @@ public final class ClusterNode {
 
     private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
     private static final long CLOSE_TIMEOUT_S = 30;
+    /** The topic on which a node says it is leaving, once it has stopped what it ran. */
+    static final String LEAVING = "kvpager.leaving";
 
     private final Vertx vertx;
     private final HazelcastClusterManager manager;
@@ -83,7 +89,9 @@ public final class ClusterNode {
             vertxOptions = new VertxOptions().setHAEnabled(false).setEventBusOptions(bus);
             manager = new HazelcastClusterManager(config);
             // before the join, so that the listener is in place when the member's threads start
-            ClusterMembership.of(manager);
+            ClusterMembership membership = ClusterMembership.of(manager);
+            config.addTopicConfig(new TopicConfig(LEAVING).addMessageListenerConfig(
+                    new ListenerConfig((MessageListener<String>) m -> membership.nodeLeaving(m.getMessageObject()))));
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
@@ -155,15 +163,31 @@ public final class ClusterNode {
     }
 
     /**
-     * Leaves the cluster: undeploys everything (workers give their memory back, coordinators
-     * destroy their tensors) and closes Vert.x, which takes the member out of the cluster at once
-     * rather than after the others notice it is gone.
+     * Leaves the cluster: undeploys everything (workers answer what reaches them meanwhile with
+     * 503 and give their memory back, coordinators destroy their tensors), says on the
+     * {@value #LEAVING} topic that it is leaving, so that the others count it gone at once, and
+     * closes Vert.x, which leaves the cluster gracefully. Every call answers the first one's future.
      */
     public synchronized Future<Void> close() {
         if (closing == null) {
             long began = System.nanoTime();
-            log.info("node {} leaving cluster {}", nodeId(), clusterName);
-            closing = vertx.close().andThen(closed -> {
+            String id = nodeId();
+            log.info("node {} leaving cluster {}", id, clusterName);
+            List<Future<Void>> undeploying = new ArrayList<>();
+            for (String deployment : vertx.deploymentIDs()) {
+                undeploying.add(vertx.undeploy(deployment));
+            }
+            closing = Future.join(undeploying).transform(stopped -> {
+                if (stopped.failed()) {
+                    log.warn("node {}: stopping what it ran failed: {}", id, stopped.cause().toString());
+                }
+                try {
+                    manager.getHazelcastInstance().getTopic(LEAVING).publish(id);
+                } catch (RuntimeException e) {
+                    log.warn("node {} could not say it is leaving; the others notice it once it has: {}", id, e.toString());
+                }
+                return vertx.close();
+            }).andThen(closed -> {
                 if (closed.succeeded()) {
                     log.info("node left cluster {} in {} ms", clusterName, (System.nanoTime() - began) / 1_000_000);
                 } else {

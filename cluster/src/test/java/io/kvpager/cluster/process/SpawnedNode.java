@@ -141,9 +141,13 @@ public final class SpawnedNode implements AutoCloseable {
         return process.pid();
     }
 
-    /** SIGTERM: the JVM runs its shutdown hooks, which close the node. Does not wait. */
+    /**
+     * SIGTERM: the JVM runs its shutdown hooks, which close the node. Does not wait. Sent through
+     * the process handle, which leaves the node's streams open (Process#destroy closes them, so
+     * the node's last lines would be lost and its stdin would end as well).
+     */
     public void terminate() {
-        process.destroy();
+        process.toHandle().destroy();
     }
 
     /** Waits until the process has exited, at most {@code bound}; its exit code. */
