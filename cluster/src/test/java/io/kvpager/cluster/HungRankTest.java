@@ -5,13 +5,10 @@ import io.kvpager.CacheStats;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.MissReason;
+import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.WorkerConfig;
-import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
@@ -87,7 +84,7 @@ class HungRankTest {
         });
         assertThat(mappedOn(0)).isEqualTo(1);
         assertThat(mappedOn(1)).isEqualTo(1);
-        invariantsHold(cache);
+        RemoteRanks.invariantsHold(cache);
 
         Allocation next = await(cache.alloc(BLOCKS_PER_PAGE));
         assertThat(next.isMiss()).as(next.detail()).isFalse();
@@ -97,6 +94,10 @@ class HungRankTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> mappedOn(0) == 0 && mappedOn(1) == 0);
         assertThat(await(cache.stats()).gpus()).allSatisfy(g -> assertThat(g.heldBytes()).as(g.gpu()).isZero());
         await(cache.close());
+    }
+
+    private long mappedOn(int tp) {
+        return RemoteRanks.mappedOn(here.vertx(), INSTANCE, tp);
     }
 
     private SpawnedNode spawn(String name, JsonObject worker) {
@@ -114,30 +115,5 @@ class HungRankTest {
         return new KvCacheOptions().setInstance(INSTANCE).setTp(2).setLayers(2).setKvBuffers(2).setBlockBytes(64 << 10)
                 .setPages(16).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false).setRefillIntervalMs(5)
                 .setSendTimeoutMs(SEND_TIMEOUT_MS).setTensorsDeadlineMs(60_000).setTensorsPollMs(20).setLocalWorkers(false);
-    }
-
-    /** Pages of group 0 mapped on rank {@code tp}, asked straight from its worker. */
-    private long mappedOn(int tp) {
-        JsonObject stats = await(request(tp, "stats", new JsonObject()));
-        return stats.getJsonObject("groups").getJsonObject("0", new JsonObject()).getLong("mappedPages", 0L);
-    }
-
-    private Future<JsonObject> request(int tp, String action, JsonObject body) {
-        return here.vertx().eventBus().<JsonObject>request(WorkerConfig.address(INSTANCE, 0, tp), body,
-                new DeliveryOptions().addHeader("action", action).setSendTimeout(10_000)).map(m -> m.body());
-    }
-
-    private static void invariantsHold(KvCache cache) {
-        LocalKvCache local = (LocalKvCache) cache;
-        Promise<Void> checked = Promise.promise();
-        local.verticle().context().runOnContext(v -> {
-            try {
-                local.verticle().coordinator().ledger().checkInvariants();
-                checked.complete();
-            } catch (RuntimeException e) {
-                checked.fail(e);
-            }
-        });
-        await(checked.future());
     }
 }

@@ -6,14 +6,12 @@ import io.kvpager.FailureCode;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.RankStats;
+import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.ClusterMembership;
-import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
@@ -124,13 +122,13 @@ class WorkerStopTest {
         assertThat(after.state()).isEqualTo(CacheStats.DEGRADED);
         assertThat(after.rank("pp0/tp1").failure().code()).isEqualTo(FailureCode.NO_RANK);
         assertThat(after.rank("pp0/tp0").mappedPages()).isEqualTo(after.pool().mappedPages()).isEqualTo(mappedOn(0));
-        invariantsHold(cache);
+        RemoteRanks.invariantsHold(cache);
         for (Allocation a : held) {
             await(cache.free(a.blocks()));
         }
         await(cache.close());
         assertThat(mappedOn(0)).isZero();
-        JsonObject device = await(request(0, "stats", new JsonObject()));
+        JsonObject device = await(RemoteRanks.request(here.vertx(), INSTANCE, 0, "stats", new JsonObject()));
         assertThat(device.getLong("handlesAlive")).isZero();
     }
 
@@ -142,6 +140,10 @@ class WorkerStopTest {
 
     private static boolean everyRankHoldsThePool(CacheStats stats) {
         return stats.healthy() && stats.ranks().stream().allMatch(r -> r.mappedPages() == stats.pool().mappedPages());
+    }
+
+    private long mappedOn(int tp) {
+        return RemoteRanks.mappedOn(here.vertx(), INSTANCE, tp);
     }
 
     private SpawnedNode spawn(String name, JsonObject worker) {
@@ -165,30 +167,5 @@ class WorkerStopTest {
         Allocation a = await(cache.alloc(blocks));
         assertThat(a.isMiss()).as(a.detail()).isFalse();
         return a;
-    }
-
-    /** Pages of group 0 mapped on rank {@code tp}, asked straight from its worker. */
-    private long mappedOn(int tp) {
-        JsonObject stats = await(request(tp, "stats", new JsonObject()));
-        return stats.getJsonObject("groups").getJsonObject("0", new JsonObject()).getLong("mappedPages", 0L);
-    }
-
-    private Future<JsonObject> request(int tp, String action, JsonObject body) {
-        return here.vertx().eventBus().<JsonObject>request(WorkerConfig.address(INSTANCE, 0, tp), body,
-                new DeliveryOptions().addHeader("action", action).setSendTimeout(10_000)).map(m -> m.body());
-    }
-
-    private static void invariantsHold(KvCache cache) {
-        LocalKvCache local = (LocalKvCache) cache;
-        Promise<Void> checked = Promise.promise();
-        local.verticle().context().runOnContext(v -> {
-            try {
-                local.verticle().coordinator().ledger().checkInvariants();
-                checked.complete();
-            } catch (RuntimeException e) {
-                checked.fail(e);
-            }
-        });
-        await(checked.future());
     }
 }
