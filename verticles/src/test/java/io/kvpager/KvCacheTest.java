@@ -138,6 +138,21 @@ class KvCacheTest {
     }
 
     @Test
+    void aLimitWithoutARevisionTakesTheNextOneAndAppliesAfterAnyOther(Vertx vertx) {
+        KvCache cache = await(KvCache.deploy(vertx, options("kv-limit-next")));
+        assertThat(await(cache.setMemoryLimit(PAGE_ID_BYTES, 1L << 62)).outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
+        assertThat(failure(cache.setMemoryLimit(PAGE_ID_BYTES, Long.MAX_VALUE))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 4611686018427387904");
+        LimitResult next = await(cache.setMemoryLimit(3 * PAGE_ID_BYTES));
+        assertThat(next.outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
+        assertThat(next.revision()).isEqualTo((1L << 62) + 1);
+        assertThat(next.effectivePages()).isEqualTo(3);
+        assertThat(failure(cache.setMemoryLimit(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(await(cache.stats()).pool().limitPages()).isEqualTo(3);
+        await(cache.close());
+    }
+
+    @Test
     void trimUnmapsTheReserveUntilTheNextAllocation(Vertx vertx) {
         String name = "kv-trim";
         KvCache cache = await(KvCache.deploy(vertx, options(name).setReserveLow(2).setReserveHigh(4)));

@@ -61,10 +61,10 @@ public final class ClusterNode {
 
     /**
      * Starts a node and joins its cluster. Fails with an {@link IllegalArgumentException} for bad
-     * options or unreadable files, with an {@link IllegalStateException} when every member it was
-     * to join through answered for another cluster name (rather than serve alone), or with the
-     * cluster manager's failure. Reads the config files on
-     * the calling thread: call it from a main thread or a worker, not from an event loop.
+     * options or unreadable files, with an {@link IllegalStateException} when it came up alone
+     * because members it was to join through answered for another cluster name (rather than serve
+     * alone, unseen), or with the cluster manager's failure. Reads the config files on the calling
+     * thread: call it from a main thread or a worker, not from an event loop.
      */
     public static Future<ClusterNode> start(ClusterNodeOptions options) {
         long started = System.nanoTime();
