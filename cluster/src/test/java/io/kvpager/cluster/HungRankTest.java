@@ -36,7 +36,7 @@ class HungRankTest {
 
     private static final String INSTANCE = "hung";
     private static final int BLOCKS_PER_PAGE = 32;
-    private static final long SEND_TIMEOUT_MS = 1_000;
+    private static final long SEND_TIMEOUT_MS = 2_000;
     /** How long pp0/tp1's map is stuck: well past a send timeout, and past two. */
     private static final long STUCK_MS = 3 * SEND_TIMEOUT_MS;
     private static final Duration START = Duration.ofSeconds(90);
