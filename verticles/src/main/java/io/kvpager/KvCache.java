@@ -56,8 +56,17 @@ public interface KvCache {
     /** Blocks that can be allocated now: free blocks of mapped pages plus pages the limit still allows. */
     Future<Integer> availableBlocks();
 
-    /** Changes the pool's memory limit per rank, under a revision number (see {@link LimitResult.Outcome}). */
+    /**
+     * Changes the pool's memory limit per rank, under a revision number (see {@link LimitResult.Outcome}).
+     * A revision is 0 to 2^62; another fails with an {@link IllegalArgumentException} and changes nothing.
+     */
     Future<LimitResult> setMemoryLimit(long bytes, long revision);
+
+    /**
+     * Changes the pool's memory limit per rank under the next revision, the one in force plus one:
+     * the change applies ({@code APPLIED} or {@code DEFERRED}) whatever revision an earlier one gave.
+     */
+    Future<LimitResult> setMemoryLimit(long bytes);
 
     /** The pool's figures and each rank's, with the ranks' health. */
     Future<CacheStats> stats();

@@ -1,6 +1,8 @@
 package io.kvpager;
 
+import io.kvpager.impl.LocalKvCache;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
@@ -136,6 +138,21 @@ class KvCacheTest {
     }
 
     @Test
+    void aLimitWithoutARevisionTakesTheNextOneAndAppliesAfterAnyOther(Vertx vertx) {
+        KvCache cache = await(KvCache.deploy(vertx, options("kv-limit-next")));
+        assertThat(await(cache.setMemoryLimit(PAGE_ID_BYTES, 1L << 62)).outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
+        assertThat(failure(cache.setMemoryLimit(PAGE_ID_BYTES, Long.MAX_VALUE))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 4611686018427387904");
+        LimitResult next = await(cache.setMemoryLimit(3 * PAGE_ID_BYTES));
+        assertThat(next.outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
+        assertThat(next.revision()).isEqualTo((1L << 62) + 1);
+        assertThat(next.effectivePages()).isEqualTo(3);
+        assertThat(failure(cache.setMemoryLimit(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(await(cache.stats()).pool().limitPages()).isEqualTo(3);
+        await(cache.close());
+    }
+
+    @Test
     void trimUnmapsTheReserveUntilTheNextAllocation(Vertx vertx) {
         String name = "kv-trim";
         KvCache cache = await(KvCache.deploy(vertx, options(name).setReserveLow(2).setReserveHigh(4)));
@@ -202,6 +219,28 @@ class KvCacheTest {
         await(cache.close());
         assertThat(failure(cache.alloc(1))).isInstanceOf(KvPagerException.class).hasMessageContaining("closed");
         assertThat(await(cache.close())).isNull();
+    }
+
+    @Test
+    void closeSurvivesWorkersUndeployedFromOutsideAndAnswersEveryCallTheSame(Vertx vertx) {
+        KvCache cache = await(KvCache.deploy(vertx, options("kv-outside")));
+        Allocation a = await(cache.alloc(3));
+        assertThat(a.isMiss()).isFalse();
+        String coordinator = ((LocalKvCache) cache).verticle().context().deploymentID();
+        List<String> workers = new ArrayList<>(vertx.deploymentIDs());
+        workers.remove(coordinator);
+        assertThat(workers).hasSize(4);
+        // two of the cache's workers stopped by someone else: they gave their memory back themselves
+        await(vertx.undeploy(workers.get(1)));
+        await(vertx.undeploy(workers.get(3)));
+
+        Future<Void> first = cache.close();
+        Future<Void> second = cache.close();
+        assertThat(await(first)).isNull();
+        assertThat(second).isSameAs(first);
+        assertThat(vertx.deploymentIDs()).isEmpty();
+        assertThat(await(cache.close())).isNull();
+        assertThat(failure(cache.alloc(1))).isInstanceOf(KvPagerException.class).hasMessageContaining("closed");
     }
 
     @Test

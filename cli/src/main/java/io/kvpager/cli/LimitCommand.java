@@ -43,7 +43,7 @@ final class LimitCommand implements Callable<Integer> {
     long bytes;
 
     @Option(names = "--revision", paramLabel = "R",
-            description = "Revision of this change; a higher one wins (default: the current time in milliseconds, so later changes win).")
+            description = "Revision of this change, 0 to 2^62; a higher one wins (default: the next one after the revision in force, so the change applies).")
     Long revision;
 
     @Option(names = "--timeout", paramLabel = "TIME", defaultValue = "10s", converter = DurationConverter.class,
@@ -52,9 +52,9 @@ final class LimitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        long rev = revision != null ? revision : System.currentTimeMillis();
-        if (rev < 0) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--revision must be 0 or more, got " + rev);
+        Long rev = revision;
+        if (rev != null && (rev < 0 || rev > 1L << 62)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--revision must be 0 to 2^62, got " + rev);
         }
         ClusterClient remote = root.clusterClient(cluster, timeout);
         LimitResult result;

@@ -1,6 +1,9 @@
 package io.kvpager.cluster;
 
 import com.hazelcast.config.Config;
+import com.hazelcast.config.ListenerConfig;
+import com.hazelcast.config.TopicConfig;
+import com.hazelcast.topic.MessageListener;
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.impl.ClusterMembership;
@@ -15,6 +18,8 @@ import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,6 +43,8 @@ public final class ClusterNode {
     private static final long CLOSE_TIMEOUT_S = 30;
     /** How long closing waits for the node's directory entries to go before it leaves regardless. */
     private static final long LEAVE_DIRECTORY_TIMEOUT_S = 5;
+    /** The topic on which a node says it is leaving, once it has stopped what it ran. */
+    static final String LEAVING = "kvpager.leaving";
 
     private final Vertx vertx;
     private final HazelcastClusterManager manager;
@@ -57,8 +64,10 @@ public final class ClusterNode {
 
     /**
      * Starts a node and joins its cluster. Fails with an {@link IllegalArgumentException} for bad
-     * options or unreadable files, or with the cluster manager's failure. Reads the config files on
-     * the calling thread: call it from a main thread or a worker, not from an event loop.
+     * options or unreadable files, with an {@link IllegalStateException} when it came up alone
+     * because members it was to join through answered for another cluster name (rather than serve
+     * alone, unseen), or with the cluster manager's failure. Reads the config files on the calling
+     * thread: call it from a main thread or a worker, not from an event loop.
      */
     public static Future<ClusterNode> start(ClusterNodeOptions options) {
         return start(options, null);
@@ -74,6 +83,7 @@ public final class ClusterNode {
         String clusterName;
         VertxOptions vertxOptions;
         HazelcastClusterManager manager;
+        ForeignMembers foreignMembers;
         try {
             checked = new ClusterNodeOptions(options).validate();
             clusterName = EventBusTls.clusterName(checked);
@@ -82,6 +92,7 @@ public final class ClusterNode {
                 System.setProperty("hazelcast.logging.type", "slf4j");
             }
             Config config = MemberConfig.of(checked, clusterName);
+            foreignMembers = ForeignMembers.listenTo(config);
             EventBusOptions bus = new EventBusOptions().setHost(checked.getHost()).setPort(checked.getPort());
             if (checked.isTls()) {
                 EventBusTls.apply(bus, checked);
@@ -92,19 +103,35 @@ public final class ClusterNode {
             }
             manager = new HazelcastClusterManager(config);
             // before the join, so that the listener is in place when the member's threads start
-            ClusterMembership.of(manager);
+            ClusterMembership membership = ClusterMembership.of(manager);
+            config.addTopicConfig(new TopicConfig(LEAVING).addMessageListenerConfig(
+                    new ListenerConfig((MessageListener<String>) m -> membership.nodeLeaving(m.getMessageObject()))));
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
-        return Vertx.builder().with(vertxOptions).withClusterManager(manager).buildClustered().map(vertx -> {
+        return Vertx.builder().with(vertxOptions).withClusterManager(manager).buildClustered().compose(vertx -> {
+            List<String> foreign = foreignMembers.refusedAlone(manager.getHazelcastInstance());
+            if (!foreign.isEmpty()) {
+                IllegalStateException refused = new IllegalStateException(foreignCluster(checked, clusterName, foreign));
+                return vertx.close().transform(closed -> Future.failedFuture(refused));
+            }
             ClusterNode node = new ClusterNode(vertx, manager, checked, clusterName, started);
             // every node follows the membership for the directory, so that a survivor removes a dead node's entries
             ClusterDirectory.of(vertx);
             log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{})", manager.getNodeId(), clusterName,
                     node.memberAddress(), node.startMillis(),
                     checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "");
-            return node;
+            return Future.succeededFuture(node);
         });
+    }
+
+    private static String foreignCluster(ClusterNodeOptions options, String clusterName, List<String> foreign) {
+        String name = clusterName.equals(options.getClusterName()) ? "'" + clusterName + "'"
+                : "'" + options.getClusterName() + "' (with TLS '" + clusterName + "', the name suffixed with the trusted certificates' fingerprint)";
+        return "cluster name " + name + " is not the cluster name of the members it joins through: " + String.join(", ", foreign)
+                + " answered with another cluster name (Hazelcast: \"" + ForeignMembers.REFUSAL + "\"; it does not say which)."
+                + " The node would serve alone in a cluster of its own, so it does not start: give it the cluster name those members"
+                + " were started with" + (options.isTls() ? " and a trust store that vouches for the same certificates" : "");
     }
 
     public Vertx vertx() {
@@ -166,19 +193,43 @@ public final class ClusterNode {
     /**
      * Leaves the cluster: removes this node's entries from the {@link ClusterDirectory} first,
      * while the cluster can still be reached (for at most 5 s), then undeploys everything (workers
-     * give their memory back, coordinators destroy their tensors) and closes Vert.x, which takes
-     * the member out of the cluster at once rather than after the others notice it is gone.
+     * answer what reaches them meanwhile with 503 and give their memory back, coordinators destroy
+     * their tensors), says on the {@value #LEAVING} topic that it is leaving, so that the others
+     * count it gone at once, and closes Vert.x, which leaves the cluster gracefully. Every call
+     * answers the first one's future.
      */
     public synchronized Future<Void> close() {
         if (closing == null) {
-            closing = directory().leave().timeout(LEAVE_DIRECTORY_TIMEOUT_S, TimeUnit.SECONDS)
-                    .transform(left -> {
-                        if (left.failed()) {
-                            log.warn("node {}: its directory entries were not removed ({}); the member that sees it leave "
-                                    + "removes them", nodeId(), left.cause().toString());
-                        }
-                        return vertx.close();
-                    });
+            long began = System.nanoTime();
+            String id = nodeId();
+            log.info("node {} leaving cluster {}", id, clusterName);
+            closing = directory().leave().timeout(LEAVE_DIRECTORY_TIMEOUT_S, TimeUnit.SECONDS).transform(left -> {
+                if (left.failed()) {
+                    log.warn("node {}: its directory entries were not removed ({}); the member that sees it leave "
+                            + "removes them", id, left.cause().toString());
+                }
+                List<Future<Void>> undeploying = new ArrayList<>();
+                for (String deployment : vertx.deploymentIDs()) {
+                    undeploying.add(vertx.undeploy(deployment));
+                }
+                return Future.join(undeploying);
+            }).transform(stopped -> {
+                if (stopped.failed()) {
+                    log.warn("node {}: stopping what it ran failed: {}", id, stopped.cause().toString());
+                }
+                try {
+                    manager.getHazelcastInstance().getTopic(LEAVING).publish(id);
+                } catch (RuntimeException e) {
+                    log.warn("node {} could not say it is leaving; the others notice it once it has: {}", id, e.toString());
+                }
+                return vertx.close();
+            }).andThen(closed -> {
+                if (closed.succeeded()) {
+                    log.info("node left cluster {} in {} ms", clusterName, (System.nanoTime() - began) / 1_000_000);
+                } else {
+                    log.warn("node did not leave cluster {} cleanly: {}", clusterName, closed.cause().toString());
+                }
+            });
         }
         return closing;
     }

@@ -15,13 +15,14 @@ import java.nio.file.Path;
 /**
  * The Hazelcast member config of a node: {@code config/cluster.xml} (packaged as
  * {@value #PACKAGED}) or the file the options name, with the node's own settings on top: cluster
- * name, the interface it binds, its member port, and the members to join when the join is TCP-IP.
- * Nothing else of the file is changed.
+ * name, the interface it binds, its member port, the members to join when the join is TCP-IP, and
+ * no Hazelcast shutdown hook (the node leaves by itself). Nothing else of the file is changed.
  */
 final class MemberConfig {
 
     /** The packaged copy of {@code config/cluster.xml}. */
     static final String PACKAGED = "/io/kvpager/cluster/cluster.xml";
+    static final String SHUTDOWN_HOOK = "hazelcast.shutdownhook.enabled";
 
     private MemberConfig() {
     }
@@ -35,6 +36,10 @@ final class MemberConfig {
     static Config of(ClusterNodeOptions options, String clusterName) {
         Config config = load(options.getConfig());
         config.setClusterName(clusterName);
+        // The node leaves the cluster itself when the JVM stops (gracefully, after its workers
+        // have stopped): Hazelcast's own hook would terminate the member at the same time,
+        // which the others take for a crash and notice only after their failure detector.
+        config.setProperty(SHUTDOWN_HOOK, "false");
         NetworkConfig network = config.getNetworkConfig();
         network.setPort(options.getMemberPort());
         network.getInterfaces().setEnabled(true).clear().addInterface(options.getHost());

@@ -142,7 +142,7 @@ class CoordinatorDeathTest {
         String fourthNode = fourth.awaitReady(START);
         allocated();
         assertThat(await(directory.coordinated())).containsExactly("death");
-        fourth.terminate();
+        fourth.terminateAndWait();
         assertThat(await(directory.coordinated())).as("the instance once its coordinator exited").isEmpty();
         assertThat(fourth.lines()).anySatisfy(line -> assertThat(line).contains("directory: node " + fourthNode
                 + " removed its 1 entry before leaving"));

@@ -5,6 +5,7 @@ import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
@@ -29,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The event bus between nodes over TLS, with a certificate the test makes for itself with the
  * JDK's keytool: a cache whose rank runs on another node works as without TLS; a node without
- * the certificate joins a cluster of its own and finds no rank; a node that knows the cluster's
+ * the certificate does not know the cluster's name and does not start; a node that knows the cluster's
  * name and trusts its certificate, but holds another key, joins yet cannot deliver a message to
  * a rank.
  */
@@ -86,12 +87,12 @@ class EventBusTlsTest {
         assertThat(allocation.isMiss()).as(allocation.detail()).isFalse();
         assertThat(mappedPages(coordinator)).isEqualTo(1);
 
-        // no certificate: it does not know the cluster's name, forms a cluster of its own, and finds no rank
-        ClusterNode plain = start(TestClusters.nodeOptions(name, coordinator.memberAddress()));
-        assertThat(plain.members()).isEqualTo(1);
+        // no certificate: it does not know the cluster's name, and rather than serve alone it does not start
+        Throwable plain = failure(ClusterNode.start(TestClusters.nodeOptions(name, coordinator.memberAddress())));
+        assertThat(plain).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("cluster name '" + name + "'")
+                .hasMessageContaining(coordinator.memberAddress() + " answered with another cluster name");
         assertThat(coordinator.members()).isEqualTo(2);
-        ReplyException noRank = (ReplyException) failure(plain, 3_000);
-        assertThat(noRank.failureType()).isEqualTo(ReplyFailure.NO_HANDLERS);
 
         // the cluster's name and certificate, but a key the cluster does not trust: the rank never gets the message
         ClusterNode rogue = start(TestClusters.nodeOptions(name, coordinator.memberAddress())
@@ -123,6 +124,15 @@ class EventBusTlsTest {
             return e;
         }
         throw new AssertionError("the map from " + node + " was answered");
+    }
+
+    private static Throwable failure(Future<?> future) {
+        try {
+            future.await(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return e;
+        }
+        throw new AssertionError("it succeeded: " + future.result());
     }
 
     private static long mappedPages(ClusterNode node) {

@@ -85,6 +85,11 @@ public final class MeteredKvCache implements KvCache {
     }
 
     @Override
+    public Future<LimitResult> setMemoryLimit(long bytes) {
+        return cache.setMemoryLimit(bytes);
+    }
+
+    @Override
     public Future<CacheStats> stats() {
         return cache.stats();
     }

@@ -13,10 +13,12 @@ import org.slf4j.LoggerFactory;
 
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
@@ -25,6 +27,9 @@ import java.util.function.Consumer;
  * nodes consume at an event-bus address, and a notice on the subscriber's own context when a node
  * leaves. Only Vert.x's cluster SPI is used, never the cluster manager's own classes, so this works
  * with any cluster manager and loads without one.
+ *
+ * <p>A member that leaves gracefully says so first ({@link #nodeLeaving}): the cluster manager
+ * drops it from its list only after it has gone, which the subscribers need not wait for.
  *
  * <p>A cluster manager takes a single {@link NodeListener}; this class installs one per cluster
  * manager and fans its notices out to every subscriber (every coordinator in the process). Vert.x
@@ -38,6 +43,8 @@ public final class ClusterMembership {
 
     private final ClusterManager manager;
     private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
+    /** Members that said they are leaving and are still in the cluster manager's list. */
+    private final Set<String> leaving = ConcurrentHashMap.newKeySet();
 
     private ClusterMembership(ClusterManager manager) {
         this.manager = manager;
@@ -76,12 +83,32 @@ public final class ClusterMembership {
 
             @Override
             public void nodeLeft(String nodeId) {
-                log.info("node {} left the cluster", nodeId);
-                for (Subscriber s : subscribers) {
-                    s.context.runOnContext(v -> s.onLeft.accept(nodeId));
+                if (leaving.remove(nodeId)) {
+                    log.debug("node {} left the cluster, as it said it would", nodeId);
+                    return;
                 }
+                log.info("node {} left the cluster", nodeId);
+                notifyLeft(nodeId);
             }
         };
+    }
+
+    /**
+     * A member says it is leaving: it has stopped what it ran and is about to leave the cluster
+     * gracefully. The cluster manager takes it off its member list only some time after it has
+     * gone, so the subscribers hear it now, once, and {@link #nodes()} no longer counts it.
+     */
+    public void nodeLeaving(String nodeId) {
+        if (!nodeId.equals(manager.getNodeId()) && manager.getNodes().contains(nodeId) && leaving.add(nodeId)) {
+            log.info("node {} is leaving the cluster", nodeId);
+            notifyLeft(nodeId);
+        }
+    }
+
+    private void notifyLeft(String nodeId) {
+        for (Subscriber s : subscribers) {
+            s.context.runOnContext(v -> s.onLeft.accept(nodeId));
+        }
     }
 
     /**
@@ -99,9 +126,11 @@ public final class ClusterMembership {
         return manager.getNodeId();
     }
 
-    /** The ids of the cluster's members now. */
+    /** The ids of the cluster's members now, but for those that said they are leaving. */
     public Set<String> nodes() {
-        return Set.copyOf(manager.getNodes());
+        Set<String> nodes = new HashSet<>(manager.getNodes());
+        nodes.removeAll(leaving);
+        return Set.copyOf(nodes);
     }
 
     /**

@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The insides of one cache: its {@link PageLedger}, the fan-out that maps its pages on every rank,
@@ -52,6 +53,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Coordinator {
 
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
+    /** Failed refill rounds in a row after which the cache reports itself degraded. */
+    static final int REFILL_FAILURES_DEGRADED = 3;
 
     private final KvCacheOptions options;
     /** This incarnation: the owner of the pool's tensors on every rank. */
@@ -259,11 +262,20 @@ public final class Coordinator {
     }
 
     public Future<LimitResult> setMemoryLimit(long bytes, long revision) {
+        return changeLimit(() -> ledger.setLimit(bytes, revision));
+    }
+
+    /** A limit change under the next revision, the one in force plus one: see {@link PageLedger#setNextLimit}. */
+    public Future<LimitResult> setMemoryLimit(long bytes) {
+        return changeLimit(() -> ledger.setNextLimit(bytes));
+    }
+
+    private Future<LimitResult> changeLimit(Supplier<LimitResult> change) {
         if (closing != null) {
             return Future.failedFuture(closed());
         }
         try {
-            LimitResult result = ledger.setLimit(bytes, revision);
+            LimitResult result = change.get();
             refill.wake();
             return Future.succeededFuture(result);
         } catch (RuntimeException e) {
@@ -292,10 +304,46 @@ public final class Coordinator {
             for (RankReply reply : replies) {
                 ranks.add(reply.succeeded() ? rankStats(reply, pool.group()) : RankStats.down(reply.failure()));
             }
-            String state = closing != null ? "closed" : !ready.isComplete() ? "starting" : ready.failed() ? "failed" : "ready";
-            return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state,
+            String state = closing != null ? CacheStats.CLOSED : !ready.isComplete() ? CacheStats.STARTING
+                    : ready.failed() ? CacheStats.FAILED : CacheStats.READY;
+            String reason = switch (state) {
+                case CacheStats.CLOSED -> "the cache is closed";
+                case CacheStats.STARTING -> "waiting for the tensors on every rank";
+                case CacheStats.FAILED -> "the start failed: " + ready.cause().getMessage();
+                default -> degradedBecause(ranks);
+            };
+            if (reason != null && state.equals(CacheStats.READY)) {
+                state = CacheStats.DEGRADED;
+            }
+            return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state, reason,
                     ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks, gpuStats);
         }));
+    }
+
+    /**
+     * Why a started cache cannot serve as it should, or {@code null}: a rank did not answer the
+     * stats or is lost (allocations miss with {@code RANK_DOWN} until it is back), or the
+     * background refill or release failed {@link #REFILL_FAILURES_DEGRADED} rounds in a row.
+     */
+    private String degradedBecause(List<RankStats> ranks) {
+        List<String> down = new ArrayList<>();
+        for (RankStats r : ranks) {
+            if (!r.up()) {
+                down.add(r.failure().toString());
+            }
+        }
+        for (RankTarget lost : rejoin.lost()) {
+            if (down.stream().noneMatch(d -> d.startsWith(lost.name() + " "))) {
+                down.add(lost.name() + " lost its tensors and has not rejoined yet");
+            }
+        }
+        if (!down.isEmpty()) {
+            return (down.size() == 1 ? "a rank is down: " : down.size() + " ranks are down: ") + String.join("; ", down);
+        }
+        if (refill.failedRounds() >= REFILL_FAILURES_DEGRADED) {
+            return "the background refill failed " + refill.failedRounds() + " rounds in a row; last: " + refill.failure();
+        }
+        return null;
     }
 
     /** The ledger, for tests that check its invariants; call only on the context. */

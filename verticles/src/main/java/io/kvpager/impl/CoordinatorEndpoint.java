@@ -26,7 +26,7 @@ import java.util.List;
  * <tr><td>{@code fence}</td><td>{@code {}}</td><td>{@code {fence: id}}</td></tr>
  * <tr><td>{@code retired}</td><td>{@code {fence: id}}</td><td>{@code {}}</td></tr>
  * <tr><td>{@code available}</td><td>{@code {}}</td><td>{@code {blocks: int}}</td></tr>
- * <tr><td>{@code limit}</td><td>{@code {bytes: long, revision: long}}</td><td>{@code {outcome, revision, limitBytes, effectivePages, inUsePages}}</td></tr>
+ * <tr><td>{@code limit}</td><td>{@code {bytes: long, revision: long}}, or without {@code revision} for the next one</td><td>{@code {outcome, revision, limitBytes, effectivePages, inUsePages}}</td></tr>
  * <tr><td>{@code trim}</td><td>{@code {}}</td><td>{@code {}}</td></tr>
  * </table>
  *
@@ -80,8 +80,9 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             }
             case "retired" -> coordinator.retired(longValue(body, "fence")).map(v -> new JsonObject());
             case "available" -> coordinator.availableBlocks().map(n -> new JsonObject().put("blocks", n));
-            case "limit" -> coordinator.setMemoryLimit(longValue(body, "bytes"), longValue(body, "revision"))
-                    .map(CoordinatorEndpoint::limitJson);
+            // without a revision, the next one: a change that always applies
+            case "limit" -> (body.containsKey("revision") ? coordinator.setMemoryLimit(longValue(body, "bytes"), longValue(body, "revision"))
+                    : coordinator.setMemoryLimit(longValue(body, "bytes"))).map(CoordinatorEndpoint::limitJson);
             case "trim" -> coordinator.trim().map(v -> new JsonObject());
             default -> throw new IllegalArgumentException("unknown action '" + action + "'; actions: " + String.join(", ", ACTIONS));
         };

@@ -26,11 +26,14 @@ import java.util.concurrent.CompletionStage;
  * <p>Each rank applies a batch atomically, so after a fan-out a rank that failed holds none of the
  * batch's changes, a rank that answered holds all of them, and a rank that timed out may hold
  * either (its worker may still be working). When any rank failed, the opposite request goes to
- * every rank that answered and to every rank that timed out: a worker serves its requests one at a
- * time, so the compensation runs after the late request on that rank, and a 409 from a timed-out
- * rank means the request never took effect there. If the compensation fails too, the batch's state
- * on the ranks is unknown: its pages are quarantined, not to be handed out again until the
- * {@link QuarantineSweep} finds them released on every rank.
+ * every rank that answered. If the compensation fails too, the batch's state on the ranks is
+ * unknown: its pages are quarantined, not to be handed out again until the {@link QuarantineSweep}
+ * finds them released on every rank.
+ *
+ * <p>A rank that timed out is never waited for twice: the caller hears the failure once the send
+ * timeout has passed, with the batch quarantined, and the compensation is the sweep's, in the
+ * background. A worker serves its requests one at a time, so the sweep's release runs there after
+ * the late request, and the batch comes back once every rank has released it.
  *
  * <p>A rank that answers with no worker or no tensors is noted lost in the {@link RankRejoin}, and
  * every map and unmap first brings lost ranks back; while one cannot come back, nothing is sent
@@ -127,24 +130,30 @@ public final class FanOutMapper implements PageMapper {
             KvPagerException failure = KvPagerException.ofRanks(action + " of " + describe(batch) + " in group "
                     + fanOut.pool().group(), checked.size(), failures);
             MissReason reason = reasonOf(failures);
+            List<String> timedOut = new ArrayList<>();
             List<RankTarget> undo = new ArrayList<>();
             Set<RankTarget> unknown = new HashSet<>();
             List<RankFailure> partial = new ArrayList<>();
             for (RankReply reply : checked) {
                 if (reply.succeeded()) {
                     undo.add(reply.rank());
-                } else if (reply.code() == FailureCode.TIMEOUT || reply.body() != null) {
-                    // timed out, or answered something other than the batch: its state is unknown
+                } else if (reply.code() == FailureCode.TIMEOUT) {
+                    timedOut.add(reply.rank().name());
+                } else if (reply.body() != null) {
+                    // answered something other than the batch: its state is unknown
                     undo.add(reply.rank());
                     unknown.add(reply.rank());
                 } else if (reply.failure().message().contains(ROLLBACK_INCOMPLETE)) {
                     partial.add(reply.failure());
                 }
             }
-            if (undo.isEmpty()) {
-                KvPagerException reported = partial.isEmpty() ? failure : failure.withNote(partlyHeld(partial, batch));
-                return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(),
-                        partial.isEmpty() ? null : batch, reported));
+            if (!timedOut.isEmpty()) {
+                // Waiting for a compensation that queues behind the late request would make the
+                // caller wait a second timeout: the batch is quarantined now, and the sweep
+                // releases it on every rank in the background, behind the late request there.
+                KvPagerException reported = failure.withNote(describe(batch) + " quarantined: what "
+                        + String.join(", ", timedOut) + " holds of it is unknown until it answers; released on every rank in the background");
+                return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(), batch, reported));
             }
             return fanOut.send(undo, inverse, fields, fanOut.sendTimeoutMs()).compose(undone -> {
                 List<RankFailure> stuck = new ArrayList<>();
@@ -224,7 +233,8 @@ public final class FanOutMapper implements PageMapper {
             if (f.code() == FailureCode.OUT_OF_MEMORY) {
                 return MissReason.OUT_OF_MEMORY;
             }
-            down |= f.code() == FailureCode.NO_RANK;
+            // a stopping worker gives back everything it holds: the rank is on its way down
+            down |= f.code() == FailureCode.NO_RANK || f.code() == FailureCode.STOPPING;
         }
         return down ? MissReason.RANK_DOWN : MissReason.MAP_FAILED;
     }

@@ -12,7 +12,9 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -29,17 +31,18 @@ public final class LocalKvCache implements KvCache {
     private final Context context;
     private final Thread thread;
     private final String deployment;
-    private final List<String> workerDeployments;
+    /** The local workers' deployment ids, each with the rank it serves. */
+    private final Map<String, String> workerDeployments;
     private Future<Void> closing;
 
-    private LocalKvCache(Vertx vertx, CoordinatorVerticle verticle, String deployment, List<String> workerDeployments) {
+    private LocalKvCache(Vertx vertx, CoordinatorVerticle verticle, String deployment, Map<String, String> workerDeployments) {
         this.vertx = vertx;
         this.verticle = verticle;
         this.coordinator = verticle.coordinator();
         this.context = verticle.context();
         this.thread = verticle.thread();
         this.deployment = deployment;
-        this.workerDeployments = List.copyOf(workerDeployments);
+        this.workerDeployments = Map.copyOf(workerDeployments);
     }
 
     /** See {@link KvCache#deploy}. */
@@ -53,29 +56,31 @@ public final class LocalKvCache implements KvCache {
         } catch (IllegalArgumentException e) {
             return Future.failedFuture(e);
         }
-        List<String> workers = new ArrayList<>();
+        Map<String, String> workers = new LinkedHashMap<>();
         CoordinatorVerticle verticle = new CoordinatorVerticle();
         // checked before the workers too: a second cache's workers would answer at the first one's addresses
         return CoordinatorVerticle.addressIsFree(vertx, checked)
                 .compose(free -> checked.isLocalWorkers() ? deployWorkers(vertx, checked, workers) : Future.<Void>succeededFuture())
                 .compose(v -> vertx.deployVerticle(verticle, CoordinatorVerticle.deploymentOptions(checked)))
                 .<KvCache>map(id -> new LocalKvCache(vertx, verticle, id, workers))
-                .recover(e -> undeployAll(vertx, workers).transform(undeployed -> Future.failedFuture(e)));
+                .recover(e -> undeployAll(vertx, checked.getInstance(), workers).transform(undeployed -> Future.failedFuture(e)));
     }
 
     /** One worker per rank of the pool, all deployed before the coordinator starts; all or none. */
-    private static Future<Void> deployWorkers(Vertx vertx, KvCacheOptions options, List<String> deployed) {
+    private static Future<Void> deployWorkers(Vertx vertx, KvCacheOptions options, Map<String, String> deployed) {
         List<Future<String>> deploying = new ArrayList<>();
-        for (RankTarget rank : PoolRanks.of(options).ranks()) {
+        List<RankTarget> ranks = PoolRanks.of(options).ranks();
+        for (RankTarget rank : ranks) {
             WorkerConfig config = new WorkerConfig(options.getInstance(), rank.pp(), rank.tp(), options.getDevice(),
                     options.gpuOf(rank.pp(), rank.tp()), options.getSim(), options.getSendTimeoutMs());
             deploying.add(RankWorkers.deploy(vertx, config));
         }
         return Future.join(deploying).transform(joined -> {
             Throwable first = null;
-            for (Future<String> f : deploying) {
+            for (int i = 0; i < deploying.size(); i++) {
+                Future<String> f = deploying.get(i);
                 if (f.succeeded()) {
-                    deployed.add(f.result());
+                    deployed.put(f.result(), ranks.get(i).name());
                 } else if (first == null) {
                     first = f.cause();
                 }
@@ -84,19 +89,36 @@ public final class LocalKvCache implements KvCache {
         });
     }
 
-    private static Future<Void> undeployAll(Vertx vertx, List<String> deployments) {
+    /**
+     * Undeploys the workers still deployed: one undeployed from outside, or with its Vert.x, is
+     * already gone and has given its memory back. A failure names the rank and the cache.
+     */
+    private static Future<Void> undeployAll(Vertx vertx, String instance, Map<String, String> deployments) {
         List<Future<Void>> undeploying = new ArrayList<>();
-        for (String id : deployments) {
-            undeploying.add(vertx.undeploy(id));
+        List<String> ranks = new ArrayList<>();
+        for (Map.Entry<String, String> worker : deployments.entrySet()) {
+            undeploying.add(undeployIfThere(vertx, worker.getKey()));
+            ranks.add(worker.getValue());
         }
         return Future.join(undeploying).transform(joined -> {
-            for (Future<Void> f : undeploying) {
-                if (f.failed()) {
-                    return Future.failedFuture(f.cause());
+            for (int i = 0; i < undeploying.size(); i++) {
+                if (undeploying.get(i).failed()) {
+                    Throwable cause = undeploying.get(i).cause();
+                    return Future.failedFuture(new IllegalStateException("cache " + instance + ": stopping the worker of "
+                            + ranks.get(i) + " failed: " + cause.getMessage(), cause));
                 }
             }
             return Future.succeededFuture();
         });
+    }
+
+    /** Undeploys {@code deployment}; one that is not deployed (any more) is gone already, which is no failure. */
+    private static Future<Void> undeployIfThere(Vertx vertx, String deployment) {
+        if (!vertx.deploymentIDs().contains(deployment)) {
+            return Future.succeededFuture();
+        }
+        return vertx.undeploy(deployment).recover(e -> vertx.deploymentIDs().contains(deployment)
+                ? Future.failedFuture(e) : Future.succeededFuture());
     }
 
     @Override
@@ -143,6 +165,11 @@ public final class LocalKvCache implements KvCache {
     }
 
     @Override
+    public Future<LimitResult> setMemoryLimit(long bytes) {
+        return onContext(() -> coordinator.setMemoryLimit(bytes));
+    }
+
+    @Override
     public Future<CacheStats> stats() {
         return onContext(coordinator::stats);
     }
@@ -152,11 +179,15 @@ public final class LocalKvCache implements KvCache {
         return onContext(coordinator::trim);
     }
 
-    /** Undeploys the coordinator (which destroys the tensors on the ranks), then the local workers. */
+    /**
+     * Undeploys the coordinator (which destroys the tensors on the ranks), then the local workers;
+     * what was undeployed from outside already is skipped. Every call answers the first one's future.
+     */
     @Override
     public synchronized Future<Void> close() {
         if (closing == null) {
-            closing = vertx.undeploy(deployment).transform(coordinatorGone -> undeployAll(vertx, workerDeployments)
+            String instance = coordinator.pool().instance();
+            closing = undeployIfThere(vertx, deployment).transform(coordinatorGone -> undeployAll(vertx, instance, workerDeployments)
                     .transform(workersGone -> coordinatorGone.failed() ? Future.<Void>failedFuture(coordinatorGone.cause())
                             : workersGone.failed() ? Future.<Void>failedFuture(workersGone.cause()) : Future.<Void>succeededFuture()));
         }

@@ -6,6 +6,7 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -96,6 +97,7 @@ public final class RankFanOut {
      */
     public Future<List<RankReply>> send(List<RankTarget> ranks, String action, JsonObject fields, long timeoutMs) {
         DeliveryOptions delivery = new DeliveryOptions().addHeader(ACTION, action).setSendTimeout(timeoutMs);
+        long sentAt = System.nanoTime();
         List<Future<Message<Object>>> sent = new ArrayList<>(ranks.size());
         for (RankTarget rank : ranks) {
             // one level deep: the ranks' bodies share the fields' values (the page array, say),
@@ -116,13 +118,13 @@ public final class RankFanOut {
         return Future.join(sent).transform(joined -> {
             List<RankReply> replies = new ArrayList<>(ranks.size());
             for (int i = 0; i < ranks.size(); i++) {
-                replies.add(replyOf(ranks.get(i), action, timeoutMs, sent.get(i)));
+                replies.add(replyOf(ranks.get(i), action, timeoutMs, sentAt, sent.get(i)));
             }
             return Future.succeededFuture(replies);
         });
     }
 
-    private RankReply replyOf(RankTarget rank, String action, long timeoutMs, Future<Message<Object>> answer) {
+    private RankReply replyOf(RankTarget rank, String action, long timeoutMs, long sentAt, Future<Message<Object>> answer) {
         if (answer.succeeded()) {
             Object body = answer.result().body();
             if (body == null || body instanceof JsonObject) {
@@ -139,15 +141,33 @@ public final class RankFanOut {
         if (cause instanceof ReplyException reply) {
             return switch (reply.failureType()) {
                 case RECIPIENT_FAILURE -> RankReply.failed(rank, FailureCode.of(reply.failureCode()), reply.getMessage());
-                case TIMEOUT -> RankReply.failed(rank, FailureCode.TIMEOUT, rank.name() + " did not answer " + action
-                        + " within " + timeoutMs + " ms (" + address + ")");
+                case TIMEOUT -> timedOutOrDiscarded(rank, action, timeoutMs, sentAt, address, reply);
                 case NO_HANDLERS -> RankReply.failed(rank, FailureCode.NO_RANK, "no worker for " + rank.name() + " at "
-                        + address + " (not deployed, or stopped)");
+                        + address + " (not deployed, or stopped): " + reply.getMessage());
                 case ERROR -> RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " " + action
                         + " could not be delivered: " + reply.getMessage());
             };
         }
         return RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " " + action + " failed: " + cause);
+    }
+
+    /**
+     * Vert.x fails a request with {@link ReplyFailure#TIMEOUT} both when its send timer expires
+     * and when the consumer discards it unhandled (a worker whose verticle is being undeployed
+     * drops what is still queued for it). Only the first is a timeout: the timer cannot have
+     * expired before the send timeout has passed. A discarded request never reached the worker's
+     * handler, so it changed nothing there; it is {@link FailureCode#STOPPING}, with the bus's own
+     * text kept.
+     */
+    private static RankReply timedOutOrDiscarded(RankTarget rank, String action, long timeoutMs, long sentAt, String address,
+                                                 ReplyException reply) {
+        long elapsedMs = (System.nanoTime() - sentAt) / 1_000_000;
+        if (elapsedMs >= timeoutMs) {
+            return RankReply.failed(rank, FailureCode.TIMEOUT, rank.name() + " did not answer " + action + " within " + timeoutMs
+                    + " ms (" + address + "): " + reply.getMessage());
+        }
+        return RankReply.failed(rank, FailureCode.STOPPING, rank.name() + " dropped " + action + " unhandled after " + elapsedMs
+                + " ms, its worker stopping (" + address + "): " + reply.getMessage());
     }
 
     /** The failures among {@code replies}, in rank order. */

@@ -70,7 +70,8 @@ public final class RankRejoin {
     /** Notes the ranks among {@code replies} that have lost the pool's tensors. */
     public void noteLost(List<RankReply> replies) {
         for (RankReply reply : replies) {
-            if (reply.code() == FailureCode.NO_RANK || reply.code() == FailureCode.NO_TENSORS) {
+            // a stopping worker destroys every group's tensors on its way out
+            if (reply.code() == FailureCode.NO_RANK || reply.code() == FailureCode.NO_TENSORS || reply.code() == FailureCode.STOPPING) {
                 lost.add(reply.rank());
             }
         }

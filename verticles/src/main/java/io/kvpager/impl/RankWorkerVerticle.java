@@ -5,12 +5,14 @@ import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.spi.Device;
 import io.kvpager.spi.MemoryInfo;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
@@ -64,6 +66,8 @@ public final class RankWorkerVerticle extends VerticleBase {
     private Thread thread;
     private MessageConsumer<Object> consumer;
     private GroupOwners owners;
+    /** Where answers are sent from in a cluster; {@code null} when they are sent from the rank's thread. */
+    private Context replies;
     private boolean stopping;
 
     /** A worker that opens the configured device kind; deploy it with {@link RankWorkers#deploymentOptions}. */
@@ -95,6 +99,11 @@ public final class RankWorkerVerticle extends VerticleBase {
         handles = new RankHandlePool(device);
         owners = new GroupOwners(vertx, context, rank, config.leaseGraceMs(), this::leaseEnded);
         owners.start();
+        // A clustered event bus opens its connection to a sender's node on the context that first
+        // answers there, and that connection outlives this worker's one-thread pool, which closes
+        // when the worker is undeployed: answered from the rank's thread, its last events would be
+        // refused by the closed pool (with a stack trace) as the node leaves the cluster.
+        replies = vertx.isClustered() ? ((VertxInternal) vertx).createEventLoopContext() : null;
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
         return consumer.completion()
                 .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
@@ -158,6 +167,15 @@ public final class RankWorkerVerticle extends VerticleBase {
         } catch (Throwable e) {
             answer = failure(request, e);
         }
+        if (replies == null) {
+            send(answer, message, request);
+        } else {
+            Answer ready = answer;
+            replies.runOnContext(v -> send(ready, message, request));
+        }
+    }
+
+    private void send(Answer answer, Message<Object> message, Request request) {
         try {
             answer.sendTo(message);
         } catch (RuntimeException e) {

@@ -47,6 +47,8 @@ final class ReserveRefill {
     private long backoffMs;
     private String failure;
     private boolean full;
+    /** Rounds in a row whose refill or release failed for another reason than a full GPU or a limit. */
+    private int failedRounds;
 
     /**
      * @param pool the pool's name for log lines
@@ -112,6 +114,14 @@ final class ReserveRefill {
         return failure;
     }
 
+    /**
+     * How many rounds in a row failed for another reason than the GPU being full or the pool's
+     * limit or share reached (the normal edge of sharing a GPU); 0 after a clean round.
+     */
+    int failedRounds() {
+        return failedRounds;
+    }
+
     private void run() {
         if (stopped) {
             return;
@@ -124,6 +134,7 @@ final class ReserveRefill {
         again = false;
         boolean backingOff = System.nanoTime() < pausedUntilNanos;
         boolean paused = held || backingOff;
+        boolean[] faulty = new boolean[1];
         Future<Integer> refilled = paused ? Future.succeededFuture(0) : stage(ledger::refill).recover(e -> {
             failure = "refill: " + e.getMessage();
             long pause = backOff();
@@ -136,21 +147,26 @@ final class ReserveRefill {
                 }
                 log.debug("{}: {}; next refill in {} ms", pool, failure, pause);
             } else {
+                faulty[0] = true;
                 log.warn("{}: {}; next refill in {} ms", pool, failure, pause);
             }
             return Future.succeededFuture(-1);
         });
         round = refilled.compose(mapped -> (backingOff ? Future.succeededFuture(0) : stage(ledger::releaseReclaimed)).recover(e -> {
             failure = "release: " + e.getMessage();
+            faulty[0] = true;
             log.warn("{}: {}; next release in {} ms", pool, failure, backOff());
             return Future.succeededFuture(-1);
         }).map(released -> {
-            if (!backingOff && mapped >= 0 && released >= 0) {
+            if (faulty[0]) {
+                failedRounds++;
+            } else if (!backingOff && mapped >= 0 && released >= 0) {
                 if (full && mapped > 0) {
                     full = false;
                     log.info("{}: the reserve refills again", pool);
                 }
                 backoffMs = 0;
+                failedRounds = 0;
                 if (!paused) {
                     failure = null;
                 }

@@ -123,6 +123,17 @@ public class KvCache implements RxDelegate {
         return AsyncResultSingle.toSingle(() -> delegate.setMemoryLimit(bytes, revision), r -> r);
     }
 
+    public Single<LimitResult> setMemoryLimit(long bytes) {
+        Single<LimitResult> ret = rxSetMemoryLimit(bytes);
+        ret = ret.cache();
+        ret.subscribe(SingleHelper.nullObserver());
+        return ret;
+    }
+
+    public Single<LimitResult> rxSetMemoryLimit(long bytes) {
+        return AsyncResultSingle.toSingle(() -> delegate.setMemoryLimit(bytes), r -> r);
+    }
+
     public Single<CacheStats> stats() {
         Single<CacheStats> ret = rxStats();
         ret = ret.cache();

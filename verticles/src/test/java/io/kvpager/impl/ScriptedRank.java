@@ -4,6 +4,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -25,7 +27,14 @@ import java.util.TreeSet;
 final class ScriptedRank {
 
     /** What the rank does with one scripted request. */
-    sealed interface Step permits Fail, Silent, NotYet {
+    sealed interface Step permits Fail, Silent, NotYet, Dropped {
+    }
+
+    /**
+     * Drops the request unhandled, answering as Vert.x does for a consumer that discards what is
+     * queued for it when it is unregistered: a {@code TIMEOUT} reply failure before any timer expired.
+     */
+    record Dropped() implements Step {
     }
 
     /** Fails the request with {@code code} and a worker-style message. */
@@ -123,6 +132,11 @@ final class ScriptedRank {
             if (silent.apply()) {
                 apply(action, body);
             }
+            return;
+        }
+        if (step instanceof Dropped) {
+            message.reply(new ReplyException(ReplyFailure.TIMEOUT, "Discarded the request. address: " + message.replyAddress()
+                    + ", repliedAddress: " + message.address()));
             return;
         }
         if (step instanceof NotYet) {

@@ -22,8 +22,9 @@ import java.util.List;
  *   <li>{@code GET /cluster/status?cluster=NAME[&instance=I...]}: {@code {cluster, instances: [
  *       {instance, stats} | {instance, failure}], uncoordinated: [{instance, pp, tp, node}]}}, every
  *       registered instance when none is named, and the workers whose instance no coordinator serves;</li>
- *   <li>{@code POST /cluster/limit?cluster=NAME} with {@code {instance, bytes, revision}}: the
- *       coordinator's {@code limit} answer.</li>
+ *   <li>{@code POST /cluster/limit?cluster=NAME} with {@code {instance, bytes[, revision]}}: the
+ *       coordinator's {@code limit} answer (without a revision, the change takes the next one after
+ *       the revision in force);</li>
  * </ul>
  * A request for another cluster name is refused with 409 and this node's name, so that a client
  * that finds a node of another cluster on a port keeps looking.
@@ -93,12 +94,15 @@ public final class ClusterAdmin {
         } catch (DecodeException e) {
             body = null;
         }
+        Object revision = body == null ? null : body.getValue("revision");
         if (body == null || !(body.getValue("instance") instanceof String instance) || !(body.getValue("bytes") instanceof Number bytes)
-                || !(body.getValue("revision") instanceof Number revision)) {
-            reply(context, 400, new JsonObject().put("error", "the body must be {\"instance\": I, \"bytes\": N, \"revision\": R}"));
+                || (revision != null && !(revision instanceof Number))) {
+            reply(context, 400, new JsonObject().put("error",
+                    "the body must be {\"instance\": I, \"bytes\": N} or {\"instance\": I, \"bytes\": N, \"revision\": R}"));
             return;
         }
-        new CoordinatorClient(vertx, timeoutMs).limit(instance, bytes.longValue(), revision.longValue()).onComplete(ar -> {
+        Long asked = revision == null ? null : ((Number) revision).longValue();
+        new CoordinatorClient(vertx, timeoutMs).limit(instance, bytes.longValue(), asked).onComplete(ar -> {
             if (ar.failed()) {
                 reply(context, ar.cause() instanceof InstanceUnreachable ? 404 : 502,
                         new JsonObject().put("error", String.valueOf(ar.cause().getMessage())));

@@ -70,9 +70,13 @@ public final class ClusterClient {
         return new ClusterStatus(status, uncoordinated).of(instances);
     }
 
-    /** A revisioned limit change, in bytes per rank. */
-    public LimitResult limit(String instance, long bytes, long revision) throws IOException {
-        String body = new JsonObject().put("instance", instance).put("bytes", bytes).put("revision", revision).encode();
+    /** A limit change, in bytes per rank, under {@code revision}, or under the next one after the revision in force when it is {@code null}. */
+    public LimitResult limit(String instance, long bytes, Long revision) throws IOException {
+        JsonObject change = new JsonObject().put("instance", instance).put("bytes", bytes);
+        if (revision != null) {
+            change.put("revision", revision);
+        }
+        String body = change.encode();
         return StatsReply.limitResult(ask("/cluster/limit?cluster=" + encode(clusterName), body));
     }
 

@@ -38,9 +38,16 @@ public final class CoordinatorClient {
         return ask(instance, "stats", new JsonObject()).map(StatsReply::cacheStats);
     }
 
-    /** A revisioned limit change, in bytes per rank. */
-    public Future<LimitResult> limit(String instance, long bytes, long revision) {
-        return ask(instance, "limit", new JsonObject().put("bytes", bytes).put("revision", revision)).map(StatsReply::limitResult);
+    /**
+     * A revisioned limit change, in bytes per rank; with no {@code revision}, the coordinator gives
+     * it the next one (the one in force plus one), so that it applies.
+     */
+    public Future<LimitResult> limit(String instance, long bytes, Long revision) {
+        JsonObject body = new JsonObject().put("bytes", bytes);
+        if (revision != null) {
+            body.put("revision", revision);
+        }
+        return ask(instance, "limit", body).map(StatsReply::limitResult);
     }
 
     /** The stats of each instance, or why it did not answer; never fails. */

@@ -35,8 +35,8 @@ public final class StatsReply {
             ranks.add(rankStats((JsonObject) rank));
         }
         return new CacheStats(string(json, "instance"), (int) number(json, "group"), stages, (int) number(json, "tp"),
-                string(json, "state"), json.getString("startFailure"), json.getString("refillFailure"),
-                poolStats(object(json, "pool")), ranks);
+                string(json, "state"), json.getString("reason"), json.getString("startFailure"), json.getString("refillFailure"),
+                poolStats(object(json, "pool")), ranks, List.of());
     }
 
     public static LimitResult limitResult(JsonObject json) {

@@ -127,7 +127,7 @@ public final class ProcessDeathBench {
         if (signal == Signal.SIGKILL) {
             node.kill();
         } else {
-            node.terminate();
+            node.terminateAndWait();
         }
         return signalled;
     }

@@ -23,9 +23,9 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A node process spawned by a test ({@link NodeProcess}) on the test's own class path: its output
- * goes to {@code target/nodes/<name>.log}, and the test waits for its ready line with a bound.
- * {@link #kill()} is SIGKILL; {@link #close()} asks it to leave the cluster and kills it if it does
- * not exit in time.
+ * goes to {@code target/nodes/<name>.log}, and the test waits for its ready line (or any other) with
+ * a bound. {@link #kill()} is SIGKILL, {@link #terminate()} SIGTERM; {@link #close()} asks it to
+ * leave the cluster and kills it if it does not exit in time.
  */
 public final class SpawnedNode implements AutoCloseable {
 
@@ -35,6 +35,7 @@ public final class SpawnedNode implements AutoCloseable {
     private final Process process;
     private final CompletableFuture<String[]> ready = new CompletableFuture<>();
     private final Deque<String> lastLines = new ArrayDeque<>();
+    private final List<String> lines = new ArrayList<>();
     private final Path log;
     private final Thread reader;
 
@@ -90,6 +91,8 @@ public final class SpawnedNode implements AutoCloseable {
                     if (lastLines.size() > 20) {
                         lastLines.removeFirst();
                     }
+                    lines.add(line);
+                    lastLines.notifyAll();
                 }
                 if (line.startsWith(NodeProcess.PREFIX + "ready ")) {
                     ready.complete(line.substring((NodeProcess.PREFIX + "ready ").length()).split(" "));
@@ -141,20 +144,17 @@ public final class SpawnedNode implements AutoCloseable {
         return process.pid();
     }
 
-    /** SIGKILL: the process dies without leaving the cluster. Waits until it is gone. */
-    public void kill() {
-        process.destroyForcibly();
-        try {
-            if (!process.waitFor(EXIT_WAIT.toSeconds(), TimeUnit.SECONDS)) {
-                throw new IllegalStateException("node " + name + " (pid " + process.pid() + ") survived SIGKILL for " + EXIT_WAIT);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    /**
+     * SIGTERM: the JVM runs its shutdown hooks, which close the node. Does not wait. Sent through
+     * the process handle, which leaves the node's streams open (Process#destroy closes them, so
+     * the node's last lines would be lost and its stdin would end as well).
+     */
+    public void terminate() {
+        process.toHandle().destroy();
     }
 
-    /** SIGTERM: the node's shutdown hook closes it. Waits until the process is gone, at most 30 s. */
-    public void terminate() {
+    /** SIGTERM, then waits until the process is gone, at most 30 s. */
+    public void terminateAndWait() {
         // through the handle: Process.destroy would also close our end of its output, losing what it says while it stops
         process.toHandle().destroy();
         try {
@@ -175,6 +175,63 @@ public final class SpawnedNode implements AutoCloseable {
             return Files.readAllLines(log, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Waits until the process has exited, at most {@code bound}; its exit code. */
+    public int awaitExit(Duration bound) {
+        try {
+            if (!process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("node " + name + " still runs after " + bound + "; its last lines: " + lastLines());
+            }
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Waits until the node has printed a line containing {@code text}, at most {@code bound}; that line. */
+    public String awaitLine(String text, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        synchronized (lastLines) {
+            while (true) {
+                for (String line : lines) {
+                    if (line.contains(text)) {
+                        return line;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("node " + name + " printed no line with '" + text + "' within " + bound
+                            + "; its last lines: " + lastLines());
+                }
+                try {
+                    lastLines.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+    }
+
+    /** Every line the node has printed so far. */
+    public List<String> output() {
+        synchronized (lastLines) {
+            return List.copyOf(lines);
+        }
+    }
+
+    /** SIGKILL: the process dies without leaving the cluster. Waits until it is gone. */
+    public void kill() {
+        process.destroyForcibly();
+        try {
+            if (!process.waitFor(EXIT_WAIT.toSeconds(), TimeUnit.SECONDS)) {
+                throw new IllegalStateException("node " + name + " (pid " + process.pid() + ") survived SIGKILL for " + EXIT_WAIT);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

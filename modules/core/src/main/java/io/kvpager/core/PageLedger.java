@@ -272,10 +272,29 @@ public final class PageLedger {
      * pages are in use than the limit allows; no page comes into use until they fit, and pages
      * emptied meanwhile are given back. A repeat of the change in force answers how it stands now.
      *
-     * @throws IllegalArgumentException for negative bytes or revision; nothing changes
+     * @throws IllegalArgumentException for negative bytes, or a revision below 0 or above 2^62;
+     *     nothing changes
      */
     public LimitResult setLimit(long bytes, long revision) {
         LimitResult.Outcome outcome = limit.judge(bytes, revision);
+        return limitResult(outcome, bytes, revision);
+    }
+
+    /**
+     * {@link #setLimit} under the next revision, the one in force plus one: it always applies
+     * ({@link LimitResult.Outcome#APPLIED} or {@link LimitResult.Outcome#DEFERRED}), whatever
+     * revision an earlier change gave.
+     *
+     * @throws IllegalArgumentException for negative bytes; IllegalStateException when the
+     *     revisions ran out (the one in force is {@link Long#MAX_VALUE}); nothing changes
+     */
+    public LimitResult setNextLimit(long bytes) {
+        MemoryLimit.checkBytes(bytes);
+        return limitResult(null, bytes, limit.next());
+    }
+
+    /** Applies the change when {@code outcome} is {@code null}, then answers how the limit stands. */
+    private LimitResult limitResult(LimitResult.Outcome outcome, long bytes, long revision) {
         if (outcome == null) {
             limit.apply(bytes, revision);
             rebalance();

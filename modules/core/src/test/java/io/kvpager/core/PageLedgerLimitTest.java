@@ -75,6 +75,43 @@ class PageLedgerLimitTest {
     }
 
     @Test
+    void noRevisionCanLockTheLimit() {
+        String before = ledger.describeState();
+        for (long hostile : new long[] {Long.MAX_VALUE, MemoryLimit.MAX_REVISION + 1, Long.MIN_VALUE, -2}) {
+            assertThatThrownBy(() -> ledger.setLimit(pagesOf(1), hostile)).as("revision %d", hostile)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("revision");
+            assertThat(ledger.describeState()).as("revision %d changes nothing", hostile).isEqualTo(before);
+        }
+        // the highest a caller may give applies, and a change without a revision still wins after it
+        assertThat(ledger.setLimit(pagesOf(1), MemoryLimit.MAX_REVISION).outcome()).isEqualTo(Outcome.APPLIED);
+        assertThat(ledger.setLimit(pagesOf(5), System.currentTimeMillis()).outcome()).isEqualTo(Outcome.STALE);
+        assertThat(ledger.setNextLimit(pagesOf(5)))
+                .isEqualTo(new LimitResult(Outcome.APPLIED, MemoryLimit.MAX_REVISION + 1, pagesOf(5), 5, 0));
+        assertThat(ledger.setNextLimit(pagesOf(6)).revision()).isEqualTo(MemoryLimit.MAX_REVISION + 2);
+        assertThat(ledger.stats().limitPages()).isEqualTo(6);
+    }
+
+    @Test
+    void theNextRevisionFollowsTheOneInForceAndBadBytesChangeNothing() {
+        assertThat(ledger.setNextLimit(pagesOf(3))).isEqualTo(new LimitResult(Outcome.APPLIED, 0, pagesOf(3), 3, 0));
+        ledger.setLimit(pagesOf(4), 41);
+        assertThat(ledger.setNextLimit(pagesOf(2)).revision()).isEqualTo(42);
+        String before = ledger.describeState();
+        assertThatThrownBy(() -> ledger.setNextLimit(-1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cannot be negative");
+        assertThat(ledger.describeState()).isEqualTo(before);
+        assertThat(ledger.stats().limitRevision()).isEqualTo(42);
+    }
+
+    @Test
+    void theRevisionAfterTheLastOneIsRefused() {
+        MemoryLimit limit = new MemoryLimit(TestPools.geometry(8, 4));
+        limit.apply(pagesOf(2), Long.MAX_VALUE);
+        assertThatThrownBy(limit::next).isInstanceOf(IllegalStateException.class).hasMessageContaining("no next revision");
+        assertThat(limit.revision()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
     void aLimitBelowThePagesInUseIsDeferredAndConvergesAsBlocksAreFreed() {
         blocks(ledger, 16); // pages 0..3, full
         blocks(ledger, 2);  // page 4, 2 free blocks

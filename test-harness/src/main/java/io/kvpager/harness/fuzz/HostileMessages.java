@@ -321,7 +321,9 @@ public final class HostileMessages {
             case 0 -> refuse(target, address, "limit", body.put("bytes", -1 - random.nextLong(1L << 40)), "a negative limit");
             case 1 -> refuse(target, address, "limit", body.put("revision", -1 - random.nextLong(1L << 40)), "a negative revision");
             case 2 -> refuse(target, address, "limit", body.put("bytes", notAnInteger()), "a limit that is no integer");
-            case 3 -> refuse(target, address, "limit", without(body, "revision"), "no revision");
+            // without a revision a limit is the next change, which applies: past 2^62 is what may not
+            case 3 -> refuse(target, address, "limit", body.put("revision", pick(List.of(Long.MAX_VALUE, (1L << 62) + 1,
+                    (1L << 62) + 1 + random.nextLong(Long.MAX_VALUE - (1L << 62))))), "a revision past 2^62");
             default -> refuse(target, address, "limit", without(body, "bytes"), "no limit");
         };
     }

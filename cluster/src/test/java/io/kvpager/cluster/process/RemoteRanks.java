@@ -1,0 +1,54 @@
+package io.kvpager.cluster.process;
+
+import io.kvpager.KvCache;
+import io.kvpager.impl.LocalKvCache;
+import io.kvpager.impl.WorkerConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+
+import static io.kvpager.cluster.process.TestClusters.await;
+
+/**
+ * What a multi-process test asks the rank workers of other processes, straight over the event
+ * bus, and the ledger of a cache whose coordinator runs in the test's JVM: the two sides it
+ * compares after a failure.
+ */
+public final class RemoteRanks {
+
+    private RemoteRanks() {
+    }
+
+    /** Pages of group 0 mapped on rank {@code pp0/tp<tp>} of {@code instance}, asked from its worker. */
+    public static long mappedOn(Vertx vertx, String instance, int tp) {
+        return groupFigure(await(request(vertx, instance, tp, "stats", new JsonObject())), "mappedPages");
+    }
+
+    /** One figure of group 0 in a worker's stats reply; 0 when the group has no tensors there. */
+    public static long groupFigure(JsonObject stats, String figure) {
+        return stats.getJsonObject("groups").getJsonObject("0", new JsonObject()).getLong(figure, 0L);
+    }
+
+    /** Sends {@code action} with {@code body} to rank {@code pp0/tp<tp>} of {@code instance}, waiting up to 10 s. */
+    public static Future<JsonObject> request(Vertx vertx, String instance, int tp, String action, JsonObject body) {
+        return vertx.eventBus().<JsonObject>request(WorkerConfig.address(instance, 0, tp), body,
+                new DeliveryOptions().addHeader("action", action).setSendTimeout(10_000)).map(m -> m.body());
+    }
+
+    /** Checks the ledger's invariants on the coordinator's context; throws what it finds. */
+    public static void invariantsHold(KvCache cache) {
+        LocalKvCache local = (LocalKvCache) cache;
+        Promise<Void> checked = Promise.promise();
+        local.verticle().context().runOnContext(v -> {
+            try {
+                local.verticle().coordinator().ledger().checkInvariants();
+                checked.complete();
+            } catch (RuntimeException e) {
+                checked.fail(e);
+            }
+        });
+        await(checked.future());
+    }
+}
