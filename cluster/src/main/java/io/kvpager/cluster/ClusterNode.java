@@ -202,12 +202,13 @@ public final class ClusterNode {
         if (closing == null) {
             long began = System.nanoTime();
             String id = nodeId();
-            log.info("node {} leaving cluster {}", id, clusterName);
             closing = directory().leave().timeout(LEAVE_DIRECTORY_TIMEOUT_S, TimeUnit.SECONDS).transform(left -> {
                 if (left.failed()) {
                     log.warn("node {}: its directory entries were not removed ({}); the member that sees it leave "
                             + "removes them", id, left.cause().toString());
                 }
+                // said once what it ran is stopping: a request that reaches it from here on is answered 503
+                log.info("node {} leaving cluster {}", id, clusterName);
                 List<Future<Void>> undeploying = new ArrayList<>();
                 for (String deployment : vertx.deploymentIDs()) {
                     undeploying.add(vertx.undeploy(deployment));
