@@ -54,6 +54,8 @@ public final class Coordinator {
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
 
     private final KvCacheOptions options;
+    /** This incarnation: what it takes of the GPUs' budgets is its owner's share. */
+    private final Owner owner;
     private final PoolRanks pool;
     private final RankNodes nodes;
     private final RankFanOut fanOut;
@@ -77,6 +79,7 @@ public final class Coordinator {
      */
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
         this.options = options;
+        this.owner = Owner.next(vertx);
         this.pool = PoolRanks.of(options);
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs());
@@ -85,7 +88,8 @@ public final class Coordinator {
                 this::mappedPages, this::fanOutsSettled);
         this.mapper = new FanOutMapper(fanOut, rejoin);
         String name = "cache " + pool.instance() + " group " + pool.group();
-        this.budget = new PoolBudget(vertx, name, options.geometry().bytesPerPageId());
+        this.budget = new PoolBudget(vertx, name, pool.instance() + ".group" + pool.group(), owner,
+                options.geometry().bytesPerPageId());
         this.ledger = new PageLedger(options.geometry(), new BudgetedMapper(mapper, budget),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
@@ -113,6 +117,11 @@ public final class Coordinator {
 
     public PoolRanks pool() {
         return pool;
+    }
+
+    /** The coordinator incarnation this is. */
+    public Owner owner() {
+        return owner;
     }
 
     /** Creates the tensors on every rank, opens the GPUs' budgets, and starts the refill and the sweep. */
