@@ -48,7 +48,9 @@ final class GpuLease {
     private long lastTakeNanos;
     private long idleTimer = -1;
     private boolean closed;
-    private Future<?> brokerCalls = Future.succeededFuture();
+    private long brokerCalls;
+    /** The last call to the broker; the next waits for it. */
+    private Future<?> queue = Future.succeededFuture();
 
     /**
      * @param pool the pool's name in the GPU's shares
@@ -79,6 +81,11 @@ final class GpuLease {
 
     long held() {
         return held;
+    }
+
+    /** How many times the lease went to the broker. */
+    long brokerCalls() {
+        return brokerCalls;
     }
 
     /** Whether {@code bytes} more fit in the lease as it stands. */
@@ -165,7 +172,9 @@ final class GpuLease {
             // a take that waited for the broker meanwhile may hold more now
             long target = Math.max(leased, held);
             return broker.lease(pool, owner, target, target).transform(ar -> {
-                if (ar.failed() || ar.result() < 0) {
+                if (ar.failed() && ar.cause() instanceof GpuBroker.ShareTakenOver taken) {
+                    log.info("pool {} on gpu {}: nothing to give back: {}", pool, broker.gpu(), taken.getMessage());
+                } else if (ar.failed() || ar.result() < 0) {
                     log.error("pool {} on gpu {}: giving its lease back down to {} bytes failed: {}", pool, broker.gpu(), target,
                             ar.failed() ? ar.cause().getMessage() : "its share was gone and the other pools had taken the room");
                 }
@@ -213,9 +222,13 @@ final class GpuLease {
         }
     }
 
+    /** Runs {@code call} to the broker after those before it. */
     private <T> Future<T> serially(Supplier<Future<T>> call) {
-        Future<T> next = brokerCalls.transform(previous -> call.get());
-        brokerCalls = next.transform(done -> Future.succeededFuture());
+        Future<T> next = queue.transform(previous -> {
+            brokerCalls++;
+            return call.get();
+        });
+        queue = next.transform(done -> Future.succeededFuture());
         return next;
     }
 

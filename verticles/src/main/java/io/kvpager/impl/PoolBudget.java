@@ -104,6 +104,11 @@ final class PoolBudget {
         }));
     }
 
+    /** The pool's lease on each brokered GPU, for tests. */
+    List<GpuLease> leases() {
+        return List.copyOf(leases.values());
+    }
+
     /** Whether any GPU is brokered. */
     boolean brokered() {
         return !leases.isEmpty();
