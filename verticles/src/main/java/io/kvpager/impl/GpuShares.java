@@ -15,20 +15,20 @@ import java.util.Map;
  *
  * @param shares pool name to its share, in the order the shares were first written
  */
-record GpuShares(Map<String, Share> shares) {
+public record GpuShares(Map<String, Share> shares) {
 
-    static final GpuShares NONE = new GpuShares(Map.of());
+    public static final GpuShares NONE = new GpuShares(Map.of());
 
     /** One pool's share: the owner that took it and its bytes. */
-    record Share(Owner owner, long bytes) {
-        Share {
+    public record Share(Owner owner, long bytes) {
+        public Share {
             if (owner == null || bytes < 0) {
                 throw new IllegalArgumentException("a share needs an owner and 0 bytes or more, got " + owner + " and " + bytes);
             }
         }
     }
 
-    GpuShares {
+    public GpuShares {
         shares = Collections.unmodifiableMap(new LinkedHashMap<>(shares));
     }
 
@@ -58,7 +58,7 @@ record GpuShares(Map<String, Share> shares) {
     }
 
     /** The bytes every pool has taken. */
-    long total() {
+    public long total() {
         long total = 0;
         for (Share share : shares.values()) {
             total += share.bytes();
@@ -72,7 +72,8 @@ record GpuShares(Map<String, Share> shares) {
         return total() - (own == null ? 0 : own.bytes());
     }
 
-    Share of(String pool) {
+    /** {@code pool}'s share, or {@code null}. */
+    public Share of(String pool) {
         return shares.get(pool);
     }
 
