@@ -184,10 +184,15 @@ final class GpuLease {
     }
 
     private void armIdle() {
+        armIdle(IDLE_MS);
+    }
+
+    /** Checks for idleness in {@code delayMs}, unless a check is pending already. */
+    private void armIdle(long delayMs) {
         if (idleTimer >= 0 || closed || leased <= held) {
             return;
         }
-        idleTimer = vertx.setTimer(IDLE_MS, t -> {
+        idleTimer = vertx.setTimer(delayMs, t -> {
             idleTimer = -1;
             long idleMs = (System.nanoTime() - lastTakeNanos) / 1_000_000;
             if (closed) {
@@ -196,7 +201,7 @@ final class GpuLease {
             if (idleMs >= IDLE_MS) {
                 shrinkTo(held);
             } else {
-                armIdle();
+                armIdle(IDLE_MS - idleMs);
             }
         });
     }
