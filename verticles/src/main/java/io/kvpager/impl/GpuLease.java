@@ -110,6 +110,9 @@ final class GpuLease {
             return Future.succeededFuture(true);
         }
         return serially(() -> {
+            if (closed) {
+                return Future.failedFuture(new IllegalStateException("pool " + pool + " on gpu " + broker.gpu() + " is closed"));
+            }
             if (fits(bytes)) {
                 takeHere(bytes);
                 return Future.succeededFuture(true);
@@ -169,6 +172,10 @@ final class GpuLease {
         // here first, so that no take counts on the bytes while they go back
         leased = bytes;
         return serially(() -> {
+            if (closed) {
+                // the share is released, or is being: nothing to shrink
+                return Future.<Void>succeededFuture();
+            }
             // a take that waited for the broker meanwhile may hold more now
             long target = Math.max(leased, held);
             return broker.lease(pool, owner, target, target).transform(ar -> {
