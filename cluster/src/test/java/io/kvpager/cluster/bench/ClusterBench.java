@@ -43,9 +43,10 @@ import static io.kvpager.cluster.process.TestClusters.await;
  *
  * <p>The fan-out is the coordinator's own ({@link FanOutMapper} over {@link RankFanOut}, with the
  * cluster's {@link RankNodes}), timed from the coordinator's event loop; a round maps 16 page ids
- * on every rank and unmaps them. The allocation path goes through the cache: the ledger, the pool's
- * GPU lease (which reaches the broker in the cluster's shared data only when the lease must grow),
- * and the same fan-out. The load average is printed before and after, as the machine may be shared.
+ * on every rank and unmaps them, sends the floor's one request, and allocates 16 pages through the
+ * cache: the ledger, the pool's GPU lease (which reaches the broker in the cluster's shared data
+ * only when the lease must grow), and the same fan-out; then frees and trims them. The load average
+ * is printed before and after, as the machine may be shared.
  */
 public final class ClusterBench {
 
@@ -150,17 +151,15 @@ public final class ClusterBench {
             }
             Figures figures = new Figures(new Latencies(), new Latencies(), new Latencies(), new Latencies());
             List<RankTarget> one = List.of(new RankTarget(0, 0));
+            // each round times all four in turn, so that a machine whose load moves moves them alike
             loop(rounds + warmup, i -> {
                 boolean measured = i >= warmup;
                 return timed(measured ? figures.map : null, () -> Future.fromCompletionStage(mapper.map(pages)))
                         .compose(x -> timed(measured ? figures.unmap : null, () -> Future.fromCompletionStage(mapper.unmap(pages))))
                         .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, RankFanOut.STATS, new JsonObject(), 30_000)))
-                        .mapEmpty();
-            }).compose(x -> loop(Math.max(100, rounds / 4) + Math.min(200, warmup), i -> {
-                boolean measured = i >= Math.min(200, warmup);
-                return timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32))
+                        .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
                         .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
-            })).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
+            }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
         });
         return done.future();
     }
