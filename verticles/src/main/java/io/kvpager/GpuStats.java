@@ -13,10 +13,13 @@ import java.util.List;
  * @param gpu the GPU's name, e.g. {@code cuda:0@host-a} or {@code sim:default:0@host-a}
  * @param ranks the pool's ranks on it ({@code "pp0/tp1"})
  * @param capacityBytes the budget all caches on it share
- * @param takenBytes bytes taken by all caches on it now; -1 when the broker could not be read
+ * @param takenBytes bytes taken by all caches on it now, their leases' surplus included; -1 when the
+ *     broker could not be read
  * @param heldBytes bytes this pool holds there, its standing memory included
+ * @param leasedBytes bytes this pool has leased there: what it holds and a surplus that spares most
+ *     of its maps a trip to the broker
  */
-public record GpuStats(String gpu, List<String> ranks, long capacityBytes, long takenBytes, long heldBytes) {
+public record GpuStats(String gpu, List<String> ranks, long capacityBytes, long takenBytes, long heldBytes, long leasedBytes) {
 
     public GpuStats {
         ranks = List.copyOf(ranks);
@@ -24,6 +27,7 @@ public record GpuStats(String gpu, List<String> ranks, long capacityBytes, long 
 
     public JsonObject toJson() {
         return new JsonObject().put("gpu", gpu).put("ranks", new JsonArray(new ArrayList<>(ranks)))
-                .put("capacityBytes", capacityBytes).put("takenBytes", takenBytes).put("heldBytes", heldBytes);
+                .put("capacityBytes", capacityBytes).put("takenBytes", takenBytes).put("heldBytes", heldBytes)
+                .put("leasedBytes", leasedBytes);
     }
 }

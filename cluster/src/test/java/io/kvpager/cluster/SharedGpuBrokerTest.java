@@ -8,6 +8,8 @@ import io.kvpager.KvCacheOptions;
 import io.kvpager.MissReason;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.impl.GpuBroker;
+import io.kvpager.impl.GpuShares;
 import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -84,6 +86,54 @@ class SharedGpuBrokerTest {
         await(a.close());
     }
 
+    /**
+     * Cache b's coordinator is killed while it holds 8 page ids; the two nodes that survive it (this
+     * one, coordinating cache a, and the workers' process) both remove its share, which goes exactly
+     * once: a's share is untouched. Then a new cache on the GPU can take everything a does not hold.
+     */
+    @Test
+    void aKilledCoordinatorsShareIsRemovedOnceAndANewCacheCanTakeAllOfTheRest() {
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-broker-crash"));
+        SpawnedNode workers = spawn("gpu0-workers", TestClusters.spec(here,
+                new JsonArray().add(worker("a")).add(worker("b")).add(worker("c")), new JsonArray()));
+        SpawnedNode coordinatorB = spawn("coordinator-b", TestClusters.spec(here, new JsonArray(),
+                new JsonArray().add(options("b").toJson())));
+        workers.awaitReady(START);
+        coordinatorB.awaitReady(START);
+        KvCache a = await(KvCache.deploy(here.vertx(), options("a")));
+        Cache cacheB = new Remote("b");
+        assertThat(new Local(a).alloc(4 * BLOCKS_PER_PAGE).containsKey("miss")).isFalse();
+        JsonObject heldByB = cacheB.alloc(8 * BLOCKS_PER_PAGE);
+        assertThat(heldByB.containsKey("miss")).as("b: %s", heldByB).isFalse();
+
+        String gpu = await(a.stats()).gpus().getFirst().gpu();
+        GpuBroker broker = await(GpuBroker.open(here.vertx(), gpu, GPU_BYTES));
+        GpuShares before = await(broker.shares());
+        assertThat(before.shares()).containsOnlyKeys("a.group0", "b.group0");
+        assertThat(before.of("b.group0").bytes()).isGreaterThanOrEqualTo(8 * PAGE_ID_BYTES);
+
+        coordinatorB.kill();
+        await().atMost(Duration.ofSeconds(30)).until(() -> await(broker.shares()).of("b.group0") == null);
+        GpuShares after = await(broker.shares());
+        GpuStats ofA = await(a.stats()).gpus().getFirst();
+        assertThat(after.shares()).containsOnlyKeys("a.group0");
+        assertThat(after.total()).as("removed exactly once: a's lease is all that is left").isEqualTo(ofA.leasedBytes())
+                .isGreaterThanOrEqualTo(4 * PAGE_ID_BYTES);
+
+        // b's pages are still mapped on the worker until the workers release what a departed owner
+        // left; the test releases them as that would, so that the device has the memory the broker now grants
+        await(here.vertx().eventBus().request("kvpager.b.pp0.tp0", new JsonObject().put("group", 0).put("pp", 0).put("tp", 0),
+                new DeliveryOptions().addHeader("action", "destroy-tensors").setSendTimeout(30_000)));
+
+        KvCache c = await(KvCache.deploy(here.vertx(), options("c")));
+        Allocation rest = await(c.alloc(12 * BLOCKS_PER_PAGE));
+        assertThat(rest.isMiss()).as("the 12 page ids a does not hold: %s", rest.detail()).isFalse();
+        assertThat(await(broker.taken())).isEqualTo(GPU_BYTES);
+        await(c.close());
+        await(a.close());
+        assertThat(await(broker.taken())).isZero();
+    }
+
     /** {@code first} bursts to 12 page ids; {@code second} cannot have 8 more; {@code first} frees and releases them. */
     private static void burstWhileTheOtherWaits(Cache first, Cache second) {
         List<JsonArray> held = new ArrayList<>();
@@ -92,7 +142,11 @@ class SharedGpuBrokerTest {
             assertThat(got.containsKey("miss")).as("%s burst, page %d: %s", first, i, got).isFalse();
             held.add(got.getJsonArray("blocks"));
         }
-        assertThat(takenOf(first)).isEqualTo(BURST * PAGE_ID_BYTES);
+        // the first cache's lease: the 12 page ids it holds, and at most an eighth of the GPU above them
+        JsonObject lease = first.stats().getJsonArray("gpus").getJsonObject(0);
+        assertThat(lease.getLong("heldBytes")).isEqualTo(BURST * PAGE_ID_BYTES);
+        assertThat(lease.getLong("takenBytes")).isEqualTo(lease.getLong("leasedBytes"))
+                .isBetween(BURST * PAGE_ID_BYTES, BURST * PAGE_ID_BYTES + GPU_BYTES / 8);
 
         JsonObject refused = second.alloc(8 * BLOCKS_PER_PAGE);
         assertThat(refused.getString("miss")).as("%s while %s holds %d page ids", second, first, BURST)

@@ -57,7 +57,7 @@ public final class Coordinator {
     static final int REFILL_FAILURES_DEGRADED = 3;
 
     private final KvCacheOptions options;
-    /** This incarnation: the owner of the pool's tensors on every rank. */
+    /** This incarnation: the owner of the pool's tensors on every rank and of its share of each GPU's budget. */
     private final Owner owner;
     private final PoolRanks pool;
     private final RankNodes nodes;
@@ -91,7 +91,8 @@ public final class Coordinator {
                 this::mappedPages, this::fanOutsSettled);
         this.mapper = new FanOutMapper(fanOut, rejoin);
         String name = "cache " + pool.instance() + " group " + pool.group();
-        this.budget = new PoolBudget(vertx, name, options.geometry().bytesPerPageId());
+        this.budget = new PoolBudget(vertx, name, pool.instance() + ".group" + pool.group(), owner,
+                options.geometry().bytesPerPageId());
         this.ledger = new PageLedger(options.geometry(), new BudgetedMapper(mapper, budget),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
@@ -121,7 +122,7 @@ public final class Coordinator {
         return pool;
     }
 
-    /** The coordinator incarnation that owns the pool's tensors on every rank. */
+    /** The coordinator incarnation that owns the pool's tensors on every rank and its GPU shares. */
     public Owner owner() {
         return owner;
     }

@@ -105,6 +105,8 @@ public final class RankWorkerVerticle extends VerticleBase {
         // refused by the closed pool (with a stack trace) as the node leaves the cluster.
         replies = vertx.isClustered() ? ((VertxInternal) vertx).createEventLoopContext() : null;
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
+        // a coordinator that dies takes its GPU shares with it only if some node gives them back
+        DepartedShares.watch(vertx);
         return consumer.completion()
                 .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
                         thread.getName(), config.address()))

@@ -20,6 +20,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,8 +43,10 @@ import static io.kvpager.cluster.process.TestClusters.await;
  *
  * <p>The fan-out is the coordinator's own ({@link FanOutMapper} over {@link RankFanOut}, with the
  * cluster's {@link RankNodes}), timed from the coordinator's event loop; a round maps 16 page ids
- * on every rank and unmaps them. The allocation path adds the GPU broker's take (one counter
- * update in the cluster's shared data) before the same fan-out.
+ * on every rank and unmaps them, sends the floor's one request, and allocates 16 pages through the
+ * cache: the ledger, the pool's GPU lease (which reaches the broker in the cluster's shared data
+ * only when the lease must grow), and the same fan-out; then frees and trims them. The load average
+ * is printed before and after, as the machine may be shared.
  */
 public final class ClusterBench {
 
@@ -60,8 +63,10 @@ public final class ClusterBench {
         int warmup = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         System.out.printf(Locale.ROOT, "kvpager cluster bench: %d cores, %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.vm.version"));
+        System.out.printf(Locale.ROOT, "load average at the start: %.2f%n%n", loadAverage());
         startTime();
         fanOut(rounds, warmup);
+        System.out.printf(Locale.ROOT, "%nload average at the end: %.2f%n", loadAverage());
         System.exit(0);
     }
 
@@ -119,8 +124,10 @@ public final class ClusterBench {
             System.out.printf(Locale.ROOT, "| TP=%d unmap | %.0f | %.0f |%n", tp, f.unmap.percentileMicros(50), f.unmap.percentileMicros(99));
             System.out.printf(Locale.ROOT, "| TP=%d floor: stats round trip to one rank | %.0f | %.0f |%n", tp,
                     f.floor.percentileMicros(50), f.floor.percentileMicros(99));
-            System.out.printf(Locale.ROOT, "| TP=%d alloc of %d pages through the cache (GPU broker take + map) | %.0f | %.0f |%n", tp,
+            System.out.printf(Locale.ROOT, "| TP=%d alloc of %d pages through the cache (ledger, GPU lease, map) | %.0f | %.0f |%n", tp,
                     BATCH, f.alloc.percentileMicros(50), f.alloc.percentileMicros(99));
+            System.out.printf(Locale.ROOT, "| TP=%d alloc / map, p50 | %.2f | |%n", tp,
+                    f.alloc.percentileMicros(50) / f.map.percentileMicros(50));
             await(cache.close());
         }
         workers.forEach(SpawnedNode::close);
@@ -144,17 +151,15 @@ public final class ClusterBench {
             }
             Figures figures = new Figures(new Latencies(), new Latencies(), new Latencies(), new Latencies());
             List<RankTarget> one = List.of(new RankTarget(0, 0));
+            // each round times all four in turn, so that a machine whose load moves moves them alike
             loop(rounds + warmup, i -> {
                 boolean measured = i >= warmup;
                 return timed(measured ? figures.map : null, () -> Future.fromCompletionStage(mapper.map(pages)))
                         .compose(x -> timed(measured ? figures.unmap : null, () -> Future.fromCompletionStage(mapper.unmap(pages))))
                         .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, RankFanOut.STATS, new JsonObject(), 30_000)))
-                        .mapEmpty();
-            }).compose(x -> loop(Math.max(100, rounds / 4) + Math.min(200, warmup), i -> {
-                boolean measured = i >= Math.min(200, warmup);
-                return timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32))
+                        .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
                         .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
-            })).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
+            }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
         });
         return done.future();
     }
@@ -200,6 +205,10 @@ public final class ClusterBench {
         return new KvCacheOptions().setInstance(instance).setTp(tp).setLayers(2).setKvBuffers(2).setBlockBytes(64 << 10)
                 .setPages(64).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false).setSendTimeoutMs(30_000)
                 .setTensorsDeadlineMs(60_000).setLocalWorkers(false);
+    }
+
+    private static double loadAverage() {
+        return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
     }
 
     private static long ms(long nanos) {
