@@ -1,0 +1,69 @@
+package io.kvpager.attention;
+
+import io.kvpager.Geometry;
+import java.util.List;
+
+/**
+ * What one compiled module of {@code paged_decode.cu} is specialised for: the shape, the cache's
+ * blocks per page, and the launch's warps per thread block and copy stages per warp. Every value
+ * becomes a {@code -D} option, so the kernel's loops and divisions are fixed at compile time; the
+ * options with the target architecture name a module in the {@link KernelCache}.
+ */
+public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages) {
+
+    /** Shared memory a thread block may use on the GPUs kvpager targets (sm_80 and later). */
+    public static final int MAX_SHARED_BYTES = 227 * 1024;
+
+    public KernelOptions {
+        if (blocksPerPage <= 0) {
+            throw new IllegalArgumentException("blocksPerPage must be at least 1, got " + blocksPerPage);
+        }
+        if (warps < 1 || warps > 8) {
+            throw new IllegalArgumentException("warps must be 1..8, got " + warps);
+        }
+        if (stages < 2 || stages > 8) {
+            throw new IllegalArgumentException("stages must be 2..8, got " + stages);
+        }
+        if (sharedBytes(shape, warps, stages) > MAX_SHARED_BYTES) {
+            throw new IllegalArgumentException(warps + " warps × " + stages + " stages of head size " + shape.headSize()
+                    + " need " + sharedBytes(shape, warps, stages) + " bytes of shared memory; at most "
+                    + MAX_SHARED_BYTES + " fit");
+        }
+    }
+
+    /** The defaults for {@code shape} over a cache of {@code geometry}: 4 warps, 3 stages (2 for head size 256). */
+    public static KernelOptions of(AttentionShape shape, Geometry geometry) {
+        shape.requireFits(geometry);
+        return new KernelOptions(shape, geometry.blocksPerPage(), 4, shape.headSize() >= 256 ? 2 : 3);
+    }
+
+    /** Threads per thread block. */
+    public int threads() {
+        return warps * 32;
+    }
+
+    /** Dynamic shared memory of one thread block: each warp's ring of K and V tiles. */
+    public int sharedBytes() {
+        return sharedBytes(shape, warps, stages);
+    }
+
+    /** The NVRTC options, architecture excluded. */
+    public List<String> defines() {
+        return List.of(
+                "-DDTYPE_BF16=" + (shape.dtype() == KvDtype.BF16 ? 1 : 0),
+                "-DHEAD_DIM=" + shape.headSize(),
+                "-DGROUP=" + shape.group(),
+                "-DKV_HEADS=" + shape.kvHeads(),
+                "-DBLOCK_TOKENS=" + shape.blockTokens(),
+                "-DBLOCKS_PER_PAGE=" + blocksPerPage,
+                "-DWARPS=" + warps,
+                "-DSTAGES=" + stages);
+    }
+
+    private static int sharedBytes(AttentionShape shape, int warps, int stages) {
+        long tile = SplitPlan.TILE * shape.rowBytes();
+        long ring = (long) warps * stages * 2 * tile;
+        long merge = (long) warps * shape.group() * (shape.headSize() + 2) * Float.BYTES;
+        return (int) Math.max(ring, merge);
+    }
+}

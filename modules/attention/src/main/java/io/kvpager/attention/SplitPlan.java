@@ -1,0 +1,65 @@
+package io.kvpager.attention;
+
+/**
+ * How one launch splits the sequences (flash-decoding): every sequence is cut into chunks of
+ * {@code chunkTokens}, each computed by its own thread block per KV head, so that a few long
+ * sequences still fill every multiprocessor; a merge pass combines a sequence's chunks.
+ *
+ * <p>The chunk is chosen so that the batch makes about {@link #BLOCKS_PER_MULTIPROCESSOR}
+ * thread blocks per multiprocessor, no shorter than {@link #MIN_CHUNK} tokens unless the longest
+ * sequence is, and cut evenly from the longest sequence, a multiple of {@link #TILE} tokens.
+ */
+public record SplitPlan(int chunkTokens, int maxSplits) {
+
+    /** Tokens one warp takes at a time. */
+    public static final int TILE = 16;
+    /** Shortest chunk worth a thread block of its own. */
+    public static final int MIN_CHUNK = 256;
+    /** Thread blocks per multiprocessor a launch aims at: several waves, so the last is short. */
+    public static final int BLOCKS_PER_MULTIPROCESSOR = 16;
+
+    public SplitPlan {
+        if (chunkTokens <= 0 || chunkTokens % TILE != 0) {
+            throw new IllegalArgumentException("chunkTokens must be a positive multiple of " + TILE + ", got " + chunkTokens);
+        }
+        if (maxSplits <= 0) {
+            throw new IllegalArgumentException("maxSplits must be at least 1, got " + maxSplits);
+        }
+    }
+
+    /** The plan for {@code batch} on a GPU of {@code multiprocessors} with {@code kvHeads} KV heads. */
+    public static SplitPlan of(DecodeBatch batch, int kvHeads, int multiprocessors) {
+        if (multiprocessors <= 0) {
+            throw new IllegalArgumentException("multiprocessors must be at least 1, got " + multiprocessors);
+        }
+        if (kvHeads <= 0) {
+            throw new IllegalArgumentException("kvHeads must be at least 1, got " + kvHeads);
+        }
+        long target = (long) multiprocessors * BLOCKS_PER_MULTIPROCESSOR;
+        long work = batch.tokens() * kvHeads;
+        long wanted = Math.max(MIN_CHUNK, (work + target - 1) / target);
+        int longest = batch.maxLength();
+        long splits = Math.max(1, Math.round((double) longest / wanted));
+        long chunk = roundUp((longest + splits - 1) / splits);
+        return new SplitPlan((int) chunk, (int) ((longest + chunk - 1) / chunk));
+    }
+
+    /** Chunks of a sequence of {@code length} tokens. */
+    public int splits(int length) {
+        return (length + chunkTokens - 1) / chunkTokens;
+    }
+
+    /** Bytes of the partial outputs the chunks of split sequences leave for the merge (fp32). */
+    public long partialBytes(int sequences, AttentionShape shape) {
+        return (long) sequences * shape.queryHeads() * maxSplits * shape.headSize() * Float.BYTES;
+    }
+
+    /** Bytes of the (max, sum) pairs the chunks leave for the merge. */
+    public long statsBytes(int sequences, AttentionShape shape) {
+        return (long) sequences * shape.queryHeads() * maxSplits * 2 * Float.BYTES;
+    }
+
+    private static long roundUp(long tokens) {
+        return Math.max(TILE, (tokens + TILE - 1) / TILE * TILE);
+    }
+}
