@@ -83,6 +83,7 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter stderr = spec.commandLine().getErr();
         boolean terminal = System.console() != null && System.console().isTerminal();
         DemoReport report;
+        List<String> attention;
         try (Node node = root.node(metricsPort != null);
                 DemoRun run = DemoRun.deploy(node.vertx(), settings);
                 MetricsEndpoint metrics = metricsPort == null ? null
@@ -91,9 +92,11 @@ final class DemoCommand implements Callable<Integer> {
                 stderr.println("metrics at http://localhost:" + metrics.port() + "/metrics, health at /health");
             }
             report = run.run(stderr, terminal);
+            attention = run.attentionSummary();
         }
         stdout.print(SummaryTable.render(report));
         stdout.println("chart: " + report.chart().toAbsolutePath());
+        attention.forEach(stdout::println);
         stdout.flush();
         for (String violation : report.violations()) {
             stderr.println("kvpager demo: invariant broken: " + violation);

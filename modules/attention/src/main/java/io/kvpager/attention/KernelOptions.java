@@ -5,11 +5,14 @@ import java.util.List;
 
 /**
  * What one compiled module of {@code paged_decode.cu} is specialised for: the shape, the cache's
- * blocks per page, and the launch's warps per thread block and copy stages per warp. Every value
- * becomes a {@code -D} option, so the kernel's loops and divisions are fixed at compile time; the
- * options with the target architecture name a module in the {@link KernelCache}.
+ * blocks per page, and the launch's warps per thread block, copy stages per warp, the L2 prefetch
+ * hint of each copy (0, 64, 128 or 256 bytes) and the grid's order (KV heads or splits first).
+ * Every one becomes a {@code -D} option, so the kernel's loops and divisions are fixed at compile
+ * time; the options with the target architecture name a module in the {@link KernelCache}.
+ * {@code blocksPerMultiprocessor} is the split plan's aim ({@link SplitPlan}), not compiled in.
  */
-public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages) {
+public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch,
+                            boolean headsFirst, int blocksPerMultiprocessor) {
 
     /** Shared memory a thread block may use on the GPUs kvpager targets (sm_80 and later). */
     public static final int MAX_SHARED_BYTES = 227 * 1024;
@@ -24,6 +27,12 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         if (stages < 2 || stages > 8) {
             throw new IllegalArgumentException("stages must be 2..8, got " + stages);
         }
+        if (l2Prefetch != 0 && l2Prefetch != 64 && l2Prefetch != 128 && l2Prefetch != 256) {
+            throw new IllegalArgumentException("l2Prefetch must be 0, 64, 128 or 256 bytes, got " + l2Prefetch);
+        }
+        if (blocksPerMultiprocessor < 1) {
+            throw new IllegalArgumentException("blocksPerMultiprocessor must be at least 1, got " + blocksPerMultiprocessor);
+        }
         if (sharedBytes(shape, warps, stages) > MAX_SHARED_BYTES) {
             throw new IllegalArgumentException(warps + " warps × " + stages + " stages of head size " + shape.headSize()
                     + " need " + sharedBytes(shape, warps, stages) + " bytes of shared memory; at most "
@@ -34,7 +43,13 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     /** The defaults for {@code shape} over a cache of {@code geometry}: 4 warps, 3 stages (2 for head size 256). */
     public static KernelOptions of(AttentionShape shape, Geometry geometry) {
         shape.requireFits(geometry);
-        return new KernelOptions(shape, geometry.blocksPerPage(), 4, shape.headSize() >= 256 ? 2 : 3);
+        return new KernelOptions(shape, geometry.blocksPerPage(), 4, shape.headSize() >= 256 ? 2 : 3, 0, false,
+                SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+    }
+
+    /** The same options with another launch shape. */
+    public KernelOptions with(int warps, int stages, int l2Prefetch, boolean headsFirst, int blocksPerMultiprocessor) {
+        return new KernelOptions(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor);
     }
 
     /** Threads per thread block. */
@@ -57,7 +72,9 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
                 "-DBLOCK_TOKENS=" + shape.blockTokens(),
                 "-DBLOCKS_PER_PAGE=" + blocksPerPage,
                 "-DWARPS=" + warps,
-                "-DSTAGES=" + stages);
+                "-DSTAGES=" + stages,
+                "-DL2_PREFETCH=" + l2Prefetch,
+                "-DHEADS_FIRST=" + (headsFirst ? 1 : 0));
     }
 
     private static int sharedBytes(AttentionShape shape, int warps, int stages) {

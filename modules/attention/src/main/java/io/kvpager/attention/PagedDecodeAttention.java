@@ -120,7 +120,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
     public SplitPlan load(DeviceBatch into, DecodeBatch batch, GroupBlocks held, CUstream stream) {
         requireOpen();
         batch.check(shape, tensors.geometry(), held);
-        SplitPlan plan = SplitPlan.of(batch, shape.kvHeads(), multiprocessors);
+        SplitPlan plan = SplitPlan.of(batch, shape.kvHeads(), multiprocessors, options.blocksPerMultiprocessor());
         cuCtxSetCurrent(context);
         into.load(batch, plan, shape, stream);
         return plan;
@@ -151,7 +151,9 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
                 Pointer.to(new int[] {plan.chunkTokens()}), Pointer.to(new int[] {plan.maxSplits()}),
                 Pointer.to(new float[] {scaleLog2}));
-        cuLaunchKernel(decode, plan.maxSplits(), shape.kvHeads(), loaded.sequences(), options.threads(), 1, 1,
+        int gridX = options.headsFirst() ? shape.kvHeads() : plan.maxSplits();
+        int gridY = options.headsFirst() ? plan.maxSplits() : shape.kvHeads();
+        cuLaunchKernel(decode, gridX, gridY, loaded.sequences(), options.threads(), 1, 1,
                 options.sharedBytes(), stream, decodeArguments, null);
         if (plan.maxSplits() > 1) {
             Pointer mergeArguments = Pointer.to(

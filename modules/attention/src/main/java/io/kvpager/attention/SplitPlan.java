@@ -29,13 +29,21 @@ public record SplitPlan(int chunkTokens, int maxSplits) {
 
     /** The plan for {@code batch} on a GPU of {@code multiprocessors} with {@code kvHeads} KV heads. */
     public static SplitPlan of(DecodeBatch batch, int kvHeads, int multiprocessors) {
+        return of(batch, kvHeads, multiprocessors, BLOCKS_PER_MULTIPROCESSOR);
+    }
+
+    /** The same, aiming at {@code blocksPerMultiprocessor} thread blocks per multiprocessor. */
+    public static SplitPlan of(DecodeBatch batch, int kvHeads, int multiprocessors, int blocksPerMultiprocessor) {
+        if (blocksPerMultiprocessor <= 0) {
+            throw new IllegalArgumentException("blocksPerMultiprocessor must be at least 1, got " + blocksPerMultiprocessor);
+        }
         if (multiprocessors <= 0) {
             throw new IllegalArgumentException("multiprocessors must be at least 1, got " + multiprocessors);
         }
         if (kvHeads <= 0) {
             throw new IllegalArgumentException("kvHeads must be at least 1, got " + kvHeads);
         }
-        long target = (long) multiprocessors * BLOCKS_PER_MULTIPROCESSOR;
+        long target = (long) multiprocessors * blocksPerMultiprocessor;
         long work = batch.tokens() * kvHeads;
         long wanted = Math.max(MIN_CHUNK, (work + target - 1) / target);
         int longest = batch.maxLength();

@@ -4,7 +4,9 @@
 //
 // Compiled at run time by NVRTC with every shape fixed by -D options (see KernelOptions.java):
 //   DTYPE_BF16 (1: bfloat16, 0: float16), HEAD_DIM (64, 128, 256), GROUP (query heads per KV
-//   head, 1..16), KV_HEADS, BLOCK_TOKENS, BLOCKS_PER_PAGE, WARPS, STAGES.
+//   head, 1..16), KV_HEADS, BLOCK_TOKENS, BLOCKS_PER_PAGE, WARPS, STAGES, L2_PREFETCH (0, 64, 128
+//   or 256: the L2 prefetch size hint of each copy), HEADS_FIRST (1: blockIdx.x is the KV head, so
+//   the thread blocks of one chunk's heads run side by side; 0: blockIdx.x is the split).
 // No header is included, so the kernel compiles wherever NVRTC runs.
 //
 // Block layout (what an engine writes): block b of a (layer, buffer) view starts at
@@ -43,6 +45,12 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
+#ifndef L2_PREFETCH
+#define L2_PREFETCH 0
+#endif
+#ifndef HEADS_FIRST
+#define HEADS_FIRST 0
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -78,8 +86,18 @@ __device__ __forceinline__ u32 shared_address(const void* p) {
 }
 
 // 16 bytes global -> shared; bytes = 0 writes zeros and reads nothing.
+#if L2_PREFETCH == 256
+#define COPY_HINT ".L2::256B"
+#elif L2_PREFETCH == 128
+#define COPY_HINT ".L2::128B"
+#elif L2_PREFETCH == 64
+#define COPY_HINT ".L2::64B"
+#else
+#define COPY_HINT ""
+#endif
+
 __device__ __forceinline__ void copy16(u32 dst, u64 src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+    asm volatile("cp.async.cg.shared.global" COPY_HINT " [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
 }
 
 __device__ __forceinline__ void commit() {
@@ -145,8 +163,13 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
              const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride,
              int chunkTokens, int maxSplits, float scaleLog2) {
     extern __shared__ __align__(128) unsigned char smem[];
+#if HEADS_FIRST
+    const int head = blockIdx.x;
+    const int split = blockIdx.y;
+#else
     const int split = blockIdx.x;
     const int head = blockIdx.y;
+#endif
     const int seq = blockIdx.z;
     const int length = lengths[seq];
     const int begin = split * chunkTokens;

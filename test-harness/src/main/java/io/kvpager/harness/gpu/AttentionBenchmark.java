@@ -48,6 +48,7 @@ import java.util.Random;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
+import org.junit.platform.launcher.EngineFilter;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TagFilter;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
@@ -134,7 +135,7 @@ public final class AttentionBenchmark {
         LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
                 .selectors(GpuRunner.testClasses().stream()
                         .filter(c -> c.getClassName().startsWith("io.kvpager.attention.")).toList())
-                .filters(TagFilter.includeTags("gpu"))
+                .filters(TagFilter.includeTags("gpu"), EngineFilter.includeEngines("junit-jupiter"))
                 .build();
         SummaryGeneratingListener listener = new SummaryGeneratingListener();
         LauncherFactory.create().execute(request, listener);
@@ -191,20 +192,24 @@ public final class AttentionBenchmark {
             DeviceBuffer query = new DeviceBuffer(q, queryBytes);
             DeviceBuffer out = new DeviceBuffer(o, queryBytes);
             List<Row> rows = new ArrayList<>();
-            try (PagedDecodeAttention onPages = PagedDecodeAttention.create(shape, paged, 0, kernels);
-                 PagedDecodeAttention onBuffer = PagedDecodeAttention.create(shape, contiguous, 0, kernels)) {
-                System.out.printf("kernel %s for %s, %d multiprocessors, %d warps x %d stages, %d B shared%n",
-                        onPages.architecture(), shape, onPages.multiprocessors(), onPages.options().warps(),
-                        onPages.options().stages(), onPages.options().sharedBytes());
-                List<DecodeBatch> batches = new ArrayList<>();
+            Timer timer = new Timer(stream);
+            List<DecodeBatch> batches = new ArrayList<>();
+            for (int[] s : SHAPES) {
+                batches.add(batch(ids, s[0], s[1]));
+            }
+            KernelOptions chosen = tune(KernelOptions.of(shape, geometry), paged, kernels, held, batches, query, out, stream,
+                    timer, rounds);
+            try (PagedDecodeAttention onPages = PagedDecodeAttention.create(chosen, paged, 0, kernels);
+                 PagedDecodeAttention onBuffer = PagedDecodeAttention.create(chosen, contiguous, 0, kernels)) {
+                System.out.printf("kernel %s for %s, %d multiprocessors, %s, %d B shared%n",
+                        onPages.architecture(), shape, onPages.multiprocessors(), launchShape(chosen), chosen.sharedBytes());
                 List<DeviceBatch> onPagesBatches = new ArrayList<>();
                 List<DeviceBatch> onBufferBatches = new ArrayList<>();
-                for (int[] s : SHAPES) {
-                    DecodeBatch batch = batch(ids, s[0], s[1]);
-                    batches.add(batch);
+                for (int i = 0; i < SHAPES.length; i++) {
+                    DecodeBatch batch = batches.get(i);
                     DeviceBatch a = onPages.newBatch();
                     DeviceBatch b = onBuffer.newBatch();
-                    System.out.printf("B=%d S=%d: %s%n", s[0], s[1], onPages.load(a, batch, held, stream));
+                    System.out.printf("B=%d S=%d: %s%n", SHAPES[i][0], SHAPES[i][1], onPages.load(a, batch, held, stream));
                     onBuffer.load(b, batch, held, stream);
                     onPagesBatches.add(a);
                     onBufferBatches.add(b);
@@ -212,7 +217,6 @@ public final class AttentionBenchmark {
                 Map<Integer, List<Double>> floor = new HashMap<>();
                 Map<Integer, List<Double>> kernelOnPages = new HashMap<>();
                 Map<Integer, List<Double>> kernelOnBuffer = new HashMap<>();
-                Timer timer = new Timer(stream);
                 for (int round = 0; round < rounds; round++) {
                     for (int i = 0; i < SHAPES.length; i++) {
                         DeviceBatch a = onPagesBatches.get(i);
@@ -222,7 +226,6 @@ public final class AttentionBenchmark {
                         kernelOnBuffer.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onBuffer.launch(b, 0, query, out, stream)));
                     }
                 }
-                variants(shape, paged, kernels, held, batches.get(0), query, out, stream, timer, rounds);
                 Map<String, Stat> torch = torch(torchScript, rounds);
                 for (int i = 0; i < SHAPES.length; i++) {
                     rows.add(new Row(SHAPES[i][0], SHAPES[i][1], batches.get(i).kvBytes(shape), Stat.of(floor.get(i)),
@@ -248,44 +251,75 @@ public final class AttentionBenchmark {
         }
     }
 
-    /** The same kernel with other warps × stages over the pages, first shape only: what the defaults are worth. */
-    private static void variants(AttentionShape shape, KvTensors paged, KernelCache kernels, GroupBlocks held,
-                                 DecodeBatch batch, DeviceBuffer query, DeviceBuffer out, CUstream stream, Timer timer,
-                                 int rounds) {
-        int[][] tried = {{4, 3}, {4, 2}, {2, 4}, {8, 2}, {4, 4}};
+    /**
+     * The launch shapes tried, in alternating rounds over the pages, on the first two batch shapes;
+     * the one with the least total time is used for the table.
+     */
+    private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
+                                      List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
+                                      Timer timer, int rounds) {
+        List<KernelOptions> tried = List.of(defaults,
+                defaults.with(4, 2, 0, false, 16), defaults.with(4, 2, 256, false, 16), defaults.with(4, 3, 256, false, 16),
+                defaults.with(4, 2, 0, true, 16), defaults.with(4, 3, 0, true, 16), defaults.with(4, 2, 0, false, 8),
+                defaults.with(4, 2, 0, false, 32), defaults.with(2, 3, 0, false, 16), defaults.with(2, 4, 0, true, 32));
+        int tuned = 2;
         List<PagedDecodeAttention> ops = new ArrayList<>();
-        List<DeviceBatch> loaded = new ArrayList<>();
+        List<List<DeviceBatch>> loaded = new ArrayList<>();
         try {
-            for (int[] v : tried) {
-                PagedDecodeAttention op = PagedDecodeAttention.create(
-                        new KernelOptions(shape, paged.geometry().blocksPerPage(), v[0], v[1]), paged, 0, kernels);
+            for (KernelOptions options : tried) {
+                PagedDecodeAttention op = PagedDecodeAttention.create(options, paged, 0, kernels);
                 ops.add(op);
-                DeviceBatch d = op.newBatch();
-                loaded.add(d);
-                op.load(d, batch, held, stream);
+                List<DeviceBatch> mine = new ArrayList<>();
+                for (int b = 0; b < tuned; b++) {
+                    DeviceBatch d = op.newBatch();
+                    op.load(d, batches.get(b), held, stream);
+                    mine.add(d);
+                }
+                loaded.add(mine);
             }
-            List<List<Double>> times = new ArrayList<>();
-            for (int i = 0; i < tried.length; i++) {
-                times.add(new ArrayList<>());
-            }
+            double[][][] times = new double[tried.size()][tuned][rounds];
             for (int round = 0; round < rounds; round++) {
-                for (int i = 0; i < tried.length; i++) {
-                    PagedDecodeAttention op = ops.get(i);
-                    DeviceBatch d = loaded.get(i);
-                    times.get(i).add(timer.micros(() -> op.launch(d, 0, query, out, stream)));
+                for (int i = 0; i < tried.size(); i++) {
+                    for (int b = 0; b < tuned; b++) {
+                        PagedDecodeAttention op = ops.get(i);
+                        DeviceBatch d = loaded.get(i).get(b);
+                        times[i][b][round] = timer.micros(() -> op.launch(d, 0, query, out, stream));
+                    }
                 }
             }
-            long bytes = batch.kvBytes(shape);
-            for (int i = 0; i < tried.length; i++) {
-                Stat s = Stat.of(times.get(i));
-                System.out.printf("variant warps=%d stages=%d: %.1f us (%.1f..%.1f), %.2f TB/s%n", tried[i][0], tried[i][1],
-                        s.median(), s.min(), s.max(), bytes / (s.median() * 1e-6) / 1e12);
+            int best = 0;
+            double bestTotal = Double.MAX_VALUE;
+            for (int i = 0; i < tried.size(); i++) {
+                StringBuilder line = new StringBuilder("tune " + launchShape(tried.get(i)) + ":");
+                double total = 0;
+                for (int b = 0; b < tuned; b++) {
+                    List<Double> values = new ArrayList<>();
+                    for (double v : times[i][b]) {
+                        values.add(v);
+                    }
+                    Stat s = Stat.of(values);
+                    total += s.median();
+                    line.append(String.format(" B=%d %.1f us (%.1f..%.1f) %.2f TB/s;", SHAPES[b][0], s.median(), s.min(),
+                            s.max(), batches.get(b).kvBytes(defaults.shape()) / (s.median() * 1e-6) / 1e12));
+                }
+                System.out.println(line);
+                if (total < bestTotal) {
+                    bestTotal = total;
+                    best = i;
+                }
             }
+            System.out.println("tune: using " + launchShape(tried.get(best)));
+            return tried.get(best);
         } finally {
             cuStreamSynchronize(stream);
-            loaded.forEach(DeviceBatch::close);
+            loaded.forEach(l -> l.forEach(DeviceBatch::close));
             ops.forEach(PagedDecodeAttention::close);
         }
+    }
+
+    static String launchShape(KernelOptions o) {
+        return String.format("warps=%d stages=%d l2Prefetch=%d headsFirst=%s blocksPerSM=%d", o.warps(), o.stages(),
+                o.l2Prefetch(), o.headsFirst(), o.blocksPerMultiprocessor());
     }
 
     /** {@code sequences} sequences of {@code length} tokens over the shuffled ids, one after the other. */
