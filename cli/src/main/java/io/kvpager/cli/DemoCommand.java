@@ -83,7 +83,6 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter stderr = spec.commandLine().getErr();
         boolean terminal = System.console() != null && System.console().isTerminal();
         DemoReport report;
-        List<String> attention;
         try (Node node = root.node(metricsPort != null);
                 DemoRun run = DemoRun.deploy(node.vertx(), settings);
                 MetricsEndpoint metrics = metricsPort == null ? null
@@ -91,12 +90,15 @@ final class DemoCommand implements Callable<Integer> {
             if (metrics != null) {
                 stderr.println("metrics at http://localhost:" + metrics.port() + "/metrics, health at /health");
             }
-            report = run.run(stderr, terminal);
-            attention = run.attentionSummary();
+            try {
+                report = run.run(stderr, terminal);
+            } finally {
+                // Also when the run fails late (the chart), what attention measured is worth seeing.
+                run.attentionSummary().forEach(stdout::println);
+            }
         }
         stdout.print(SummaryTable.render(report));
         stdout.println("chart: " + report.chart().toAbsolutePath());
-        attention.forEach(stdout::println);
         stdout.flush();
         for (String violation : report.violations()) {
             stderr.println("kvpager demo: invariant broken: " + violation);
