@@ -9,7 +9,9 @@ import java.util.List;
  * hint of each copy (0, 64, 128 or 256 bytes) and the grid's order (KV heads or splits first).
  * Every one becomes a {@code -D} option, so the kernel's loops and divisions are fixed at compile
  * time; the options with the target architecture name a module in the {@link KernelCache}.
- * {@code blocksPerMultiprocessor} is the split plan's aim ({@link SplitPlan}), not compiled in.
+ * {@code blocksPerMultiprocessor} chooses the split plan, not compiled in: 0 for whole waves of the
+ * thread blocks that fit at once ({@link SplitPlan#waves}), else that many thread blocks per
+ * multiprocessor ({@link SplitPlan#of(DecodeBatch, int, int, int)}).
  */
 public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch,
                             boolean headsFirst, int blocksPerMultiprocessor) {
@@ -30,8 +32,9 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         if (l2Prefetch != 0 && l2Prefetch != 64 && l2Prefetch != 128 && l2Prefetch != 256) {
             throw new IllegalArgumentException("l2Prefetch must be 0, 64, 128 or 256 bytes, got " + l2Prefetch);
         }
-        if (blocksPerMultiprocessor < 1) {
-            throw new IllegalArgumentException("blocksPerMultiprocessor must be at least 1, got " + blocksPerMultiprocessor);
+        if (blocksPerMultiprocessor < 0) {
+            throw new IllegalArgumentException("blocksPerMultiprocessor must be 0 (whole waves) or positive, got "
+                    + blocksPerMultiprocessor);
         }
         if (sharedBytes(shape, warps, stages) > MAX_SHARED_BYTES) {
             throw new IllegalArgumentException(warps + " warps × " + stages + " stages of head size " + shape.headSize()
@@ -40,11 +43,10 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         }
     }
 
-    /** The defaults for {@code shape} over a cache of {@code geometry}: 4 warps, 3 stages (2 for head size 256). */
+    /** The defaults for {@code shape} over a cache of {@code geometry}: 4 warps, 2 stages, whole waves. */
     public static KernelOptions of(AttentionShape shape, Geometry geometry) {
         shape.requireFits(geometry);
-        return new KernelOptions(shape, geometry.blocksPerPage(), 4, shape.headSize() >= 256 ? 2 : 3, 0, false,
-                SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+        return new KernelOptions(shape, geometry.blocksPerPage(), 4, 2, 0, false, 0);
     }
 
     /** The same options with another launch shape. */

@@ -11,6 +11,7 @@ import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
+import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
 import java.util.Objects;
 import jcuda.Pointer;
@@ -53,6 +54,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
     private final CUfunction merge = new CUfunction();
     private final CUfunction read = new CUfunction();
     private final int multiprocessors;
+    private final int residentPerMultiprocessor;
     private final String architecture;
     private final float scaleLog2;
     private boolean closed;
@@ -76,6 +78,9 @@ public final class PagedDecodeAttention implements AutoCloseable {
             cuModuleGetFunction(read, module, "paged_read");
             cuFuncSetAttribute(decode, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     options.sharedBytes());
+            int[] resident = new int[1];
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, decode, options.threads(), options.sharedBytes());
+            this.residentPerMultiprocessor = Math.max(1, resident[0]);
         } catch (RuntimeException e) {
             cuDevicePrimaryCtxRelease(device);
             throw e;
@@ -120,7 +125,9 @@ public final class PagedDecodeAttention implements AutoCloseable {
     public SplitPlan load(DeviceBatch into, DecodeBatch batch, GroupBlocks held, CUstream stream) {
         requireOpen();
         batch.check(shape, tensors.geometry(), held);
-        SplitPlan plan = SplitPlan.of(batch, shape.kvHeads(), multiprocessors, options.blocksPerMultiprocessor());
+        SplitPlan plan = options.blocksPerMultiprocessor() == 0
+                ? SplitPlan.waves(batch, shape.kvHeads(), multiprocessors * residentPerMultiprocessor)
+                : SplitPlan.of(batch, shape.kvHeads(), multiprocessors, options.blocksPerMultiprocessor());
         cuCtxSetCurrent(context);
         into.load(batch, plan, shape, stream);
         return plan;
@@ -199,6 +206,11 @@ public final class PagedDecodeAttention implements AutoCloseable {
     /** The GPU's multiprocessors, which the split plan fills. */
     public int multiprocessors() {
         return multiprocessors;
+    }
+
+    /** Thread blocks of the kernel that fit on one multiprocessor at once. */
+    public int residentPerMultiprocessor() {
+        return residentPerMultiprocessor;
     }
 
     /** The architecture the kernel was compiled for, e.g. {@code sm_90}. */

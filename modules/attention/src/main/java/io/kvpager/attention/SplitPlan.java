@@ -5,9 +5,10 @@ package io.kvpager.attention;
  * {@code chunkTokens}, each computed by its own thread block per KV head, so that a few long
  * sequences still fill every multiprocessor; a merge pass combines a sequence's chunks.
  *
- * <p>The chunk is chosen so that the batch makes about {@link #BLOCKS_PER_MULTIPROCESSOR}
- * thread blocks per multiprocessor, no shorter than {@link #MIN_CHUNK} tokens unless the longest
- * sequence is, and cut evenly from the longest sequence, a multiple of {@link #TILE} tokens.
+ * <p>Two ways to choose the chunk, both cut evenly from the longest sequence, a multiple of
+ * {@link #TILE} tokens and no shorter than {@link #MIN_CHUNK} unless the sequence is:
+ * {@link #waves} (the default) costs whole waves of resident thread blocks;
+ * {@link #of(DecodeBatch, int, int, int)} aims at a number of thread blocks per multiprocessor.
  */
 public record SplitPlan(int chunkTokens, int maxSplits) {
 
@@ -17,6 +18,8 @@ public record SplitPlan(int chunkTokens, int maxSplits) {
     public static final int MIN_CHUNK = 256;
     /** Thread blocks per multiprocessor a launch aims at: several waves, so the last is short. */
     public static final int BLOCKS_PER_MULTIPROCESSOR = 16;
+    /** What starting and ending a thread block costs, in tokens of its chunk (queries, first copies, merge). */
+    public static final int BLOCK_OVERHEAD_TOKENS = 256;
 
     public SplitPlan {
         if (chunkTokens <= 0 || chunkTokens % TILE != 0) {
@@ -50,6 +53,42 @@ public record SplitPlan(int chunkTokens, int maxSplits) {
         long splits = Math.max(1, Math.round((double) longest / wanted));
         long chunk = roundUp((longest + splits - 1) / splits);
         return new SplitPlan((int) chunk, (int) ((longest + chunk - 1) / chunk));
+    }
+
+    /**
+     * The plan that finishes soonest when {@code resident} thread blocks run at once (the
+     * multiprocessors times the kernel's occupancy): every chunk count from one to one per
+     * {@link #MIN_CHUNK} tokens of the longest sequence is costed as whole waves of thread blocks,
+     * each as long as a chunk plus {@link #BLOCK_OVERHEAD_TOKENS}, and the cheapest is taken, fewer
+     * chunks on a tie. A last wave that is nearly empty costs a whole wave: a thread block reads
+     * only as fast as its own copies in flight allow, so a few left alone run slowly.
+     */
+    public static SplitPlan waves(DecodeBatch batch, int kvHeads, int resident) {
+        if (resident <= 0) {
+            throw new IllegalArgumentException("resident must be at least 1, got " + resident);
+        }
+        if (kvHeads <= 0) {
+            throw new IllegalArgumentException("kvHeads must be at least 1, got " + kvHeads);
+        }
+        int longest = batch.maxLength();
+        int most = Math.max(1, longest / MIN_CHUNK);
+        SplitPlan best = null;
+        long bestCost = Long.MAX_VALUE;
+        for (int splits = 1; splits <= most; splits++) {
+            long chunk = roundUp((longest + splits - 1L) / splits);
+            long blocks = 0;
+            for (int i = 0; i < batch.sequences(); i++) {
+                blocks += (batch.length(i) + chunk - 1) / chunk;
+            }
+            blocks *= kvHeads;
+            long waves = (blocks + resident - 1) / resident;
+            long cost = waves * (chunk + BLOCK_OVERHEAD_TOKENS);
+            if (cost < bestCost) {
+                bestCost = cost;
+                best = new SplitPlan((int) chunk, (int) ((longest + chunk - 1) / chunk));
+            }
+        }
+        return best;
     }
 
     /** Chunks of a sequence of {@code length} tokens. */

@@ -26,6 +26,22 @@ class SplitPlanTest {
     }
 
     @Test
+    void wavesAvoidANearlyEmptyLastWave() {
+        // 132 multiprocessors x 3 resident thread blocks: 4 chunks of the 512 (sequence, head)
+        // pairs would be 5.2 waves, 3 chunks are 3.9.
+        assertThat(SplitPlan.waves(uniform(64, 4096), 8, 396)).isEqualTo(new SplitPlan(1376, 3));
+        // 2048 pairs are 5.2 waves unsplit; halving the chunks costs more than the last wave saves.
+        assertThat(SplitPlan.waves(uniform(256, 1024), 8, 396)).isEqualTo(new SplitPlan(1024, 1));
+        // 128 pairs in 3 chunks are 384 thread blocks: one wave.
+        assertThat(SplitPlan.waves(uniform(16, 16384), 8, 396)).isEqualTo(new SplitPlan(5472, 3));
+        assertThat(SplitPlan.waves(uniform(1, 100), 8, 396)).isEqualTo(new SplitPlan(112, 1));
+        DecodeBatch mixed = DecodeBatch.of(new int[][] {new int[200], new int[2]}, new int[] {3199, 17});
+        SplitPlan plan = SplitPlan.waves(mixed, 2, 396);
+        assertThat(plan.maxSplits()).as("few thread blocks: one wave whatever the split, so the most chunks").isEqualTo(12);
+        assertThatThrownBy(() -> SplitPlan.waves(mixed, 2, 0)).hasMessageContaining("resident");
+    }
+
+    @Test
     void everyTokenFallsInExactlyOneChunk() {
         DecodeBatch batch = DecodeBatch.of(new int[][] {new int[200], new int[2]}, new int[] {3199, 17});
         SplitPlan plan = SplitPlan.of(batch, 2, 132);

@@ -201,8 +201,9 @@ public final class AttentionBenchmark {
                     timer, rounds);
             try (PagedDecodeAttention onPages = PagedDecodeAttention.create(chosen, paged, 0, kernels);
                  PagedDecodeAttention onBuffer = PagedDecodeAttention.create(chosen, contiguous, 0, kernels)) {
-                System.out.printf("kernel %s for %s, %d multiprocessors, %s, %d B shared%n",
-                        onPages.architecture(), shape, onPages.multiprocessors(), launchShape(chosen), chosen.sharedBytes());
+                System.out.printf("kernel %s for %s, %d multiprocessors x %d resident thread blocks, %s, %d B shared%n",
+                        onPages.architecture(), shape, onPages.multiprocessors(), onPages.residentPerMultiprocessor(),
+                        launchShape(chosen), chosen.sharedBytes());
                 List<DeviceBatch> onPagesBatches = new ArrayList<>();
                 List<DeviceBatch> onBufferBatches = new ArrayList<>();
                 for (int i = 0; i < SHAPES.length; i++) {
@@ -252,17 +253,16 @@ public final class AttentionBenchmark {
     }
 
     /**
-     * The launch shapes tried, in alternating rounds over the pages, on the first two batch shapes;
-     * the one with the least total time is used for the table.
+     * The launch shapes tried, in alternating rounds over the pages, on every batch shape; the one
+     * with the least total time is used for the table.
      */
     private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
         List<KernelOptions> tried = List.of(defaults,
-                defaults.with(4, 2, 0, false, 16), defaults.with(4, 2, 256, false, 16), defaults.with(4, 3, 256, false, 16),
-                defaults.with(4, 2, 0, true, 16), defaults.with(4, 3, 0, true, 16), defaults.with(4, 2, 0, false, 8),
-                defaults.with(4, 2, 0, false, 32), defaults.with(2, 3, 0, false, 16), defaults.with(2, 4, 0, true, 32));
-        int tuned = 2;
+                defaults.with(4, 2, 0, false, 16), defaults.with(4, 3, 0, false, 16), defaults.with(4, 3, 0, false, 0),
+                defaults.with(2, 3, 0, false, 0), defaults.with(4, 2, 0, true, 0), defaults.with(2, 4, 0, false, 0));
+        int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
         try {
@@ -318,8 +318,9 @@ public final class AttentionBenchmark {
     }
 
     static String launchShape(KernelOptions o) {
-        return String.format("warps=%d stages=%d l2Prefetch=%d headsFirst=%s blocksPerSM=%d", o.warps(), o.stages(),
-                o.l2Prefetch(), o.headsFirst(), o.blocksPerMultiprocessor());
+        return String.format("warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
+                o.l2Prefetch(), o.headsFirst(),
+                o.blocksPerMultiprocessor() == 0 ? "waves" : o.blocksPerMultiprocessor() + " blocks/SM");
     }
 
     /** {@code sequences} sequences of {@code length} tokens over the shuffled ids, one after the other. */
