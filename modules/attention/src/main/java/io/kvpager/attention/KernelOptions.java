@@ -43,10 +43,15 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         }
     }
 
-    /** The defaults for {@code shape} over a cache of {@code geometry}: 4 warps, 2 stages, whole waves. */
+    /**
+     * The defaults for {@code shape} over a cache of {@code geometry}: 4 warps, 2 copy stages, no
+     * prefetch hint, splits first, {@value SplitPlan#BLOCKS_PER_MULTIPROCESSOR} thread blocks per
+     * multiprocessor: the fastest launch shape of those the benchmark tried on the H200
+     * (docs/attention.md).
+     */
     public static KernelOptions of(AttentionShape shape, Geometry geometry) {
         shape.requireFits(geometry);
-        return new KernelOptions(shape, geometry.blocksPerPage(), 4, 2, 0, false, 0);
+        return new KernelOptions(shape, geometry.blocksPerPage(), 4, 2, 0, false, SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
     }
 
     /** The same options with another launch shape. */

@@ -7,8 +7,9 @@ package io.kvpager.attention;
  *
  * <p>Two ways to choose the chunk, both cut evenly from the longest sequence, a multiple of
  * {@link #TILE} tokens and no shorter than {@link #MIN_CHUNK} unless the sequence is:
- * {@link #waves} (the default) costs whole waves of resident thread blocks;
- * {@link #of(DecodeBatch, int, int, int)} aims at a number of thread blocks per multiprocessor.
+ * {@link #of(DecodeBatch, int, int, int)} (the default) aims at a number of thread blocks per
+ * multiprocessor; {@link #waves} costs whole waves of the thread blocks that fit at once (not yet
+ * measured on a GPU: the benchmark tries it).
  */
 public record SplitPlan(int chunkTokens, int maxSplits) {
 

@@ -184,6 +184,17 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     const u32 t = lane & 3;
     const int* table = tables + tableStart[seq];
 
+    // Query rows of this KV head's group as mma A fragments (rows >= GROUP are zero).
+    u32 qa[HEAD_DIM / 16][4];
+    const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
+#pragma unroll
+    for (int s = 0; s < HEAD_DIM / 16; ++s) {
+        qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
+        qa[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
+        qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
+        qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
+    }
+
     float o[HEAD_DIM / 8][4];
 #pragma unroll
     for (int n = 0; n < HEAD_DIM / 8; ++n) {
@@ -227,18 +238,6 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     for (int j = 0; j < STAGES - 1; ++j) {
         issue(j);
     }
-    // Loaded while the first tiles are in flight.
-    // The query rows of this KV head's group as mma A fragments (rows >= GROUP are zero).
-    u32 qa[HEAD_DIM / 16][4];
-    const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
-#pragma unroll
-    for (int s = 0; s < HEAD_DIM / 16; ++s) {
-        qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
-        qa[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
-        qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
-        qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
-    }
-
     for (int j = 0; j < mine; ++j) {
         issue(j + STAGES - 1);
         wait_pending<STAGES - 1>();
