@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -75,15 +76,15 @@ public final class KernelCache {
                 .clone();
     }
 
-    private java.util.Optional<byte[]> load(String key) {
+    private Optional<byte[]> load(String key) {
         if (directory == null) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         Path file = directory.resolve(key + ".cubin");
         try {
-            return Files.isRegularFile(file) ? java.util.Optional.of(Files.readAllBytes(file)) : java.util.Optional.empty();
+            return Files.isRegularFile(file) ? Optional.of(Files.readAllBytes(file)) : Optional.empty();
         } catch (IOException e) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 

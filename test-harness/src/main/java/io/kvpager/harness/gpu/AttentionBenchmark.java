@@ -260,8 +260,9 @@ public final class AttentionBenchmark {
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
         List<KernelOptions> tried = List.of(defaults,
-                defaults.with(4, 3, 0, false, 16), defaults.with(4, 2, 0, false, 0), defaults.with(4, 3, 0, false, 0),
-                defaults.with(2, 3, 0, false, 16), defaults.with(4, 2, 0, true, 16), defaults.with(4, 2, 256, false, 16));
+                defaults.with(4, 2, 0, false, 0), defaults.with(3, 3, 0, false, 16), defaults.with(3, 3, 0, false, 0),
+                defaults.with(4, 3, 0, false, 0), defaults.with(2, 4, 0, false, 16), defaults.with(2, 4, 0, false, 0),
+                defaults.with(4, 2, 0, true, 16));
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
