@@ -107,6 +107,8 @@ final class DemoCommand implements Callable<Integer> {
                 stderr.flush();
             } finally {
                 interruption.close();
+                // also when the run fails late, what attention measured is worth seeing
+                run.attentionSummary().forEach(stdout::println);
             }
         }
         writeChart(demo, stdout, stderr);

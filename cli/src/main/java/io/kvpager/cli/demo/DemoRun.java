@@ -47,6 +47,8 @@ public final class DemoRun implements AutoCloseable {
     private final List<MemoryTimeline> timelines = new ArrayList<>();
     private boolean closed;
     private volatile boolean stopRequested;
+    /** Decode attention over the real pages with {@code --device cuda}; null otherwise. */
+    private DemoAttention attention;
 
     private DemoRun(Vertx vertx, DemoSettings settings, String gpuKey, List<KvCache> caches) {
         this.vertx = vertx;
@@ -77,6 +79,9 @@ public final class DemoRun implements AutoCloseable {
                         throw new IllegalStateException("the limit of " + model.name() + " was not applied: " + result);
                     }
                 }
+            }
+            if (settings.device().equals("cuda")) {
+                run.attention = DemoAttention.open(vertx, settings.models(), settings.tp(), settings.gpu());
             }
         } catch (RuntimeException e) {
             run.close();
@@ -181,6 +186,9 @@ public final class DemoRun implements AutoCloseable {
             int blocksPerPage = model.geometry(settings.tp(), 1).blocksPerPage();
             servers.add(new ModelServer(model, caches.get(m), context, settings.step().toMillis(), own,
                     new StaticSplit(settings.staticShareBytes(), blocksPerPage, model.bytesPerPageId(settings.tp()))));
+            if (attention != null) {
+                servers.getLast().kernels(attention.kernels(m));
+            }
         }
         return servers;
     }
@@ -311,9 +319,17 @@ public final class DemoRun implements AutoCloseable {
         await(Future.join(closing).mapEmpty(), "closing the caches");
     }
 
+    /** What decode attention did on the GPU, one line per model; empty without {@code --device cuda}. */
+    public List<String> attentionSummary() {
+        return attention == null ? List.of() : attention.summary();
+    }
+
     @Override
     public void close() {
         try {
+            if (attention != null) {
+                attention.close();
+            }
             closeCaches();
         } finally {
             SimGpus.reset(gpuKey);
@@ -326,7 +342,7 @@ public final class DemoRun implements AutoCloseable {
         return promise.future();
     }
 
-    private static <T> T await(Future<T> future, String what) {
+    static <T> T await(Future<T> future, String what) {
         try {
             return future.await(CALL_TIMEOUT_S, TimeUnit.SECONDS);
         } catch (java.util.concurrent.TimeoutException e) {

@@ -62,6 +62,9 @@ final class ModelServer {
     private long preemptions;
     private long blocksHeld;
     private long unfinished;
+    /** GPU kernels over each step's live sequences; the step's fence retires once they finished. */
+    private BatchKernels kernels = BatchKernels.NONE;
+    private Future<Void> kernelsDone = Future.succeededFuture();
 
     ModelServer(ModelProfile model, KvCache cache, Context context, long stepMs, List<TraceRequest> arrivals, StaticSplit staticSplit) {
         this.model = model;
@@ -74,7 +77,7 @@ final class ModelServer {
 
     /** One decode step at {@code nowMs} from the start of the run; completes when the batch is scheduled. */
     Future<Void> step(long nowMs) {
-        return retireOpenFence().compose(v -> {
+        return kernelsDone.compose(v -> retireOpenFence()).compose(v -> {
             admit(nowMs);
             openFence = cache.fence();
             List<Future<Void>> work = new ArrayList<>();
@@ -92,6 +95,24 @@ final class ModelServer {
                 work.add(blocks == 0 ? advance(request, tokensNow, new int[0]) : grow(request, tokensNow, blocks, nowMs));
             }
             return Future.join(work).<Void>mapEmpty().otherwiseEmpty();
+        }).onSuccess(v -> kernelsDone = launchKernels());
+    }
+
+    void kernels(BatchKernels kernels) {
+        this.kernels = kernels;
+    }
+
+    /** The step's kernels over every decoding request; a failure is counted, never left to block the fence. */
+    private Future<Void> launchKernels() {
+        List<ServedRequest> decoding = running.stream().filter(r -> !r.prefilling() && r.blockCount() > 0).toList();
+        if (decoding.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        int[][] tables = decoding.stream().map(ServedRequest::blocks).toArray(int[][]::new);
+        int[] lengths = decoding.stream().mapToInt(ServedRequest::tokensInCache).toArray();
+        return onContext(kernels.launch(tables, lengths)).otherwise(failure -> {
+            countFailure("attention", failure);
+            return null;
         });
     }
 
@@ -103,7 +124,7 @@ final class ModelServer {
             frees.add(free(request, request.release()));
         }
         running.clear();
-        return Future.join(frees).otherwiseEmpty().compose(v -> retireOpenFence());
+        return Future.join(frees).otherwiseEmpty().compose(v -> kernelsDone).compose(v -> retireOpenFence());
     }
 
     private Future<Void> retireOpenFence() {

@@ -80,6 +80,16 @@ final class ServedRequest {
         return blockCount;
     }
 
+    /** The blocks holding the request's KV, in token order; a copy. */
+    int[] blocks() {
+        return Arrays.copyOf(blocks, blockCount);
+    }
+
+    /** Tokens whose KV the blocks hold. */
+    int tokensInCache() {
+        return tokensInCache;
+    }
+
     int generated() {
         return generated;
     }

@@ -10,7 +10,8 @@ import java.util.Set;
 
 /**
  * Everything kvpager checks on a real GPU, in one call: its {@link #sections()} in order (the GPU
- * test suite, the map path, the demo's shape, the start-up), each section's report printed last.
+ * test suite, the map path, the demo's shape, decode attention, the start-up), each section's
+ * report printed last.
  * Exits 1 when a section failed (a GPU test, an engine, or a benchmark that threw), 2 for bad
  * arguments or no CUDA device.
  *
@@ -29,6 +30,7 @@ public final class GpuRunner {
                 new GpuTests(),
                 new MapPathBenchmark(),
                 new DemoShapeBenchmark(),
+                new AttentionSection(),
                 new StartupBenchmark());
     }
 

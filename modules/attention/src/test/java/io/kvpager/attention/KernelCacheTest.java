@@ -1,0 +1,58 @@
+package io.kvpager.attention;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KernelCacheTest {
+
+    private static final AttentionShape SHAPE = new AttentionShape(32, 8, 128, 16, KvDtype.BF16);
+
+    @Test
+    void aModuleIsCompiledOncePerArchitectureAndOptionsAndKeptOnDisk(@TempDir Path directory) throws Exception {
+        AtomicInteger compiles = new AtomicInteger();
+        KernelCache.Compiler compiler = (source, name, options) -> {
+            compiles.incrementAndGet();
+            return String.join(" ", options).getBytes();
+        };
+        KernelOptions options = new KernelOptions(SHAPE, 64, 4, 3, 0, false, 16);
+        KernelCache cache = new KernelCache(compiler, "13.0", directory);
+        byte[] first = cache.module("sm_90", options);
+        assertThat(new String(first)).contains("--gpu-architecture=sm_90", "-DHEAD_DIM=128", "-DGROUP=4", "-DKV_HEADS=8",
+                "-DBLOCK_TOKENS=16", "-DBLOCKS_PER_PAGE=64", "-DDTYPE_BF16=1", "-DWARPS=4", "-DSTAGES=3");
+        assertThat(cache.module("sm_90", options)).isEqualTo(first);
+        assertThat(compiles).hasValue(1);
+        cache.module("sm_100", options);
+        cache.module("sm_90", options.with(4, 2, 0, false, 16));
+        assertThat(compiles).hasValue(3);
+        try (var files = Files.list(directory)) {
+            assertThat(files.map(p -> p.getFileName().toString()).toList()).hasSize(3).allMatch(n -> n.endsWith(".cubin"));
+        }
+
+        KernelCache restarted = new KernelCache(compiler, "13.0", directory);
+        assertThat(restarted.module("sm_90", options)).isEqualTo(first);
+        assertThat(compiles).as("read back from disk, not compiled again").hasValue(3);
+        new KernelCache(compiler, "13.1", directory).module("sm_90", options);
+        assertThat(compiles).as("another compiler version compiles again").hasValue(4);
+    }
+
+    @Test
+    void theSourceShipsWithTheModule() {
+        assertThat(KernelCache.source()).contains("extern \"C\" __global__", "paged_decode", "paged_decode_merge", "paged_read");
+    }
+
+    @Test
+    void optionsOutsideWhatTheKernelTakesAreRefused() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 4, 3, 32, false, 16))
+                .hasMessageContaining("l2Prefetch must be 0, 64, 128 or 256");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(
+                new AttentionShape(16, 2, 256, 16, KvDtype.BF16), 64, 8, 4, 0, false, 16))
+                .hasMessageContaining("shared memory");
+        assertThat(new KernelOptions(SHAPE, 64, 4, 3, 0, false, 16).sharedBytes()).isEqualTo(4 * 3 * 2 * 16 * 256);
+    }
+}

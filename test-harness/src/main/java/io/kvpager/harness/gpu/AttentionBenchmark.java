@@ -1,0 +1,432 @@
+package io.kvpager.harness.gpu;
+
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuMemsetD16;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import io.kvpager.Allocation;
+import io.kvpager.Geometry;
+import io.kvpager.KvCache;
+import io.kvpager.KvCacheOptions;
+import io.kvpager.Layout;
+import io.kvpager.attention.AttentionShape;
+import io.kvpager.attention.DecodeBatch;
+import io.kvpager.attention.DeviceBatch;
+import io.kvpager.attention.DeviceBuffer;
+import io.kvpager.attention.GroupBlocks;
+import io.kvpager.attention.KernelCache;
+import io.kvpager.attention.KernelOptions;
+import io.kvpager.attention.KvDtype;
+import io.kvpager.attention.KvTensors;
+import io.kvpager.attention.PagedDecodeAttention;
+import io.kvpager.cuda.DeviceMemory;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUstream;
+import org.junit.platform.launcher.EngineFilter;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.TagFilter;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.platform.launcher.listeners.TestExecutionSummary;
+
+/**
+ * Decode attention over kvpager's pages on the GPU, in one run with alternating rounds: for each
+ * batch shape, the paged-read floor (a kernel that only reads the same blocks), the attention
+ * kernel over pages a real cache mapped (shuffled block tables), and the same kernel over one
+ * {@code cuMemAlloc} buffer of the same geometry; then torch's {@code scaled_dot_product_attention}
+ * on a contiguous cache of the same shape (a Python script beside this runner, when
+ * {@code python3} with torch is there). Figures are effective KV bandwidth: K and V bytes read
+ * over time.
+ *
+ * <p>Arguments: {@code [--rounds N] [--torch path/to/attention_torch.py] [--tests]}; {@code --tests}
+ * first runs the attention module's GPU tests (JUnit, tag {@code gpu}) and exits non-zero if one
+ * failed.
+ */
+public final class AttentionBenchmark {
+
+    static final int QUERY_HEADS = 32;
+    static final int KV_HEADS = 8;
+    static final int HEAD_SIZE = 128;
+    static final int BLOCK_TOKENS = 16;
+    static final int LAYERS = 4;
+    static final int TOKENS = 64 * 4096;
+    static final int[][] SHAPES = {{64, 4096}, {256, 1024}, {16, 16384}};
+    static final int LAUNCHES = 10;
+
+    /** One row: medians over the rounds and their spread (min..max), microseconds per launch. */
+    public record Row(int batch, int sequence, long kvBytes, Stat floor, Stat paged, Stat contiguous, Stat torch) {
+        double tbps(Stat s) {
+            return s == null ? Double.NaN : kvBytes / (s.median() * 1e-6) / 1e12;
+        }
+    }
+
+    /** Median, min and max of per-round figures, microseconds. */
+    public record Stat(double median, double min, double max) {
+        static Stat of(List<Double> values) {
+            double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            return new Stat(v[v.length / 2], v[0], v[v.length - 1]);
+        }
+    }
+
+    private AttentionBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = 5;
+        boolean tests = false;
+        Path torchScript = Path.of("test-harness/src/main/python/attention_torch.py");
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--torch" -> torchScript = Path.of(args[++i]);
+                case "--tests" -> tests = true;
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+            }
+        }
+        TestExecutionSummary summary = null;
+        if (tests) {
+            System.out.println("== attention GPU tests (tag gpu)");
+            summary = runTests();
+            summary.printFailuresTo(new PrintWriter(System.out, true), 30);
+        }
+        Vertx vertx = Vertx.vertx();
+        List<Row> rows;
+        try {
+            rows = run(vertx, rounds, torchScript);
+        } finally {
+            Await.of(vertx.close());
+        }
+        print(rows, rounds);
+        if (summary != null) {
+            System.out.printf("attention GPU tests: %d passed, %d failed, %d skipped%n", summary.getTestsSucceededCount(),
+                    summary.getTestsFailedCount(), summary.getTestsSkippedCount() + summary.getTestsAbortedCount());
+        }
+        System.exit(summary == null || summary.getTestsFailedCount() == 0 ? 0 : 1);
+    }
+
+    private static TestExecutionSummary runTests() {
+        LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
+                .selectors(GpuTests.testClasses().stream()
+                        .filter(c -> c.getClassName().startsWith("io.kvpager.attention.")).toList())
+                .filters(TagFilter.includeTags("gpu"), EngineFilter.includeEngines("junit-jupiter"))
+                .build();
+        SummaryGeneratingListener listener = new SummaryGeneratingListener();
+        LauncherFactory.create().execute(request, listener);
+        return listener.getSummary();
+    }
+
+    static List<Row> run(Vertx vertx, int rounds, Path torchScript) throws IOException, InterruptedException {
+        AttentionShape shape = new AttentionShape(QUERY_HEADS, KV_HEADS, HEAD_SIZE, BLOCK_TOKENS, KvDtype.BF16);
+        int blocks = TOKENS / BLOCK_TOKENS;
+        int perPage = (int) ((2L << 20) / shape.blockBytes());
+        int pages = blocks / perPage + 4;
+        KvCacheOptions options = new KvCacheOptions().setInstance("attention-bench").setTp(1).setLayers(LAYERS)
+                .setKvBuffers(2).setBlockBytes(shape.blockBytes()).setPageBytes(2L << 20).setPages(pages)
+                .setLayout(Layout.PAGE_MAJOR).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
+                .setLocalWorkers(true).setDevice("cuda").setGpus(new JsonObject().put("pp0/tp0", 0));
+        Geometry geometry = new Geometry(LAYERS, 2, shape.blockBytes(), 2L << 20, pages, Layout.PAGE_MAJOR);
+        KvCache cache = Await.of(KvCache.deploy(vertx, options));
+        CUstream stream = new CUstream();
+        try (DeviceMemory memory = DeviceMemory.open(0)) {
+            GroupBlocks held = new GroupBlocks(geometry.totalBlocks());
+            List<Integer> ids = new ArrayList<>();
+            for (int taken = 0; taken < blocks; ) {
+                Allocation allocation = Await.of(cache.alloc(Math.min(1024, blocks - taken)));
+                if (allocation.isMiss()) {
+                    throw new IllegalStateException("the cache missed while allocating the benchmark's blocks: " + allocation);
+                }
+                held.add(allocation.blocks());
+                for (int b : allocation.blocks()) {
+                    ids.add(b);
+                }
+                taken += allocation.size();
+            }
+            JsonArray views = Await.of(vertx.eventBus().<JsonObject>request("kvpager.attention-bench.pp0.tp0",
+                    new JsonObject().put("group", 0), new DeliveryOptions().addHeader("action", "views"))).body().getJsonArray("views");
+            KvTensors paged = KvTensors.of(geometry, views.getJsonObject(0).getLong("address"));
+            // Finite values everywhere attention reads: 0x3c3c is about 0.0115 in bf16.
+            ids.stream().map(geometry::pageOf).distinct().forEach(page ->
+                    memory.fill(paged.view(0, 0) + page * geometry.handleBytes(), geometry.handleBytes(), (byte) 0x3c));
+            memory.synchronize();
+            Collections.shuffle(ids, new Random(17));
+
+            KernelCache kernels = KernelCache.nvrtc();
+            CUdeviceptr contiguousBuffer = new CUdeviceptr();
+            cuMemAlloc(contiguousBuffer, geometry.rangeBytes());
+            cuMemsetD16(contiguousBuffer, (short) 0x3c3c, geometry.rangeBytes() / 2);
+            KvTensors contiguous = KvTensors.of(geometry, new DeviceBuffer(contiguousBuffer, geometry.rangeBytes()).address());
+            cuStreamCreate(stream, 0);
+            long queryBytes = shape.queryBytes(256);
+            CUdeviceptr q = new CUdeviceptr();
+            CUdeviceptr o = new CUdeviceptr();
+            cuMemAlloc(q, queryBytes);
+            cuMemAlloc(o, queryBytes);
+            cuMemsetD16(q, (short) 0x3c00, queryBytes / 2);
+            DeviceBuffer query = new DeviceBuffer(q, queryBytes);
+            DeviceBuffer out = new DeviceBuffer(o, queryBytes);
+            List<Row> rows = new ArrayList<>();
+            Timer timer = new Timer(stream);
+            List<DecodeBatch> batches = new ArrayList<>();
+            for (int[] s : SHAPES) {
+                batches.add(batch(ids, s[0], s[1]));
+            }
+            KernelOptions chosen = tune(KernelOptions.of(shape, geometry), paged, kernels, held, batches, query, out, stream,
+                    timer, rounds);
+            try (PagedDecodeAttention onPages = PagedDecodeAttention.create(chosen, paged, 0, kernels);
+                 PagedDecodeAttention onBuffer = PagedDecodeAttention.create(chosen, contiguous, 0, kernels)) {
+                System.out.printf("kernel %s for %s, %d multiprocessors x %d resident thread blocks, %s, %d B shared%n",
+                        onPages.architecture(), shape, onPages.multiprocessors(), onPages.residentPerMultiprocessor(),
+                        launchShape(chosen), chosen.sharedBytes());
+                List<DeviceBatch> onPagesBatches = new ArrayList<>();
+                List<DeviceBatch> onBufferBatches = new ArrayList<>();
+                for (int i = 0; i < SHAPES.length; i++) {
+                    DecodeBatch batch = batches.get(i);
+                    DeviceBatch a = onPages.newBatch();
+                    DeviceBatch b = onBuffer.newBatch();
+                    System.out.printf("B=%d S=%d: %s%n", SHAPES[i][0], SHAPES[i][1], onPages.load(a, batch, held, stream));
+                    onBuffer.load(b, batch, held, stream);
+                    onPagesBatches.add(a);
+                    onBufferBatches.add(b);
+                }
+                Map<Integer, List<Double>> floor = new HashMap<>();
+                Map<Integer, List<Double>> kernelOnPages = new HashMap<>();
+                Map<Integer, List<Double>> kernelOnBuffer = new HashMap<>();
+                for (int round = 0; round < rounds; round++) {
+                    for (int i = 0; i < SHAPES.length; i++) {
+                        DeviceBatch a = onPagesBatches.get(i);
+                        DeviceBatch b = onBufferBatches.get(i);
+                        floor.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launchReadFloor(a, 0, stream)));
+                        kernelOnPages.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launch(a, 0, query, out, stream)));
+                        kernelOnBuffer.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onBuffer.launch(b, 0, query, out, stream)));
+                    }
+                }
+                Map<String, Stat> torch = torch(torchScript, rounds);
+                for (int i = 0; i < SHAPES.length; i++) {
+                    rows.add(new Row(SHAPES[i][0], SHAPES[i][1], batches.get(i).kvBytes(shape), Stat.of(floor.get(i)),
+                            Stat.of(kernelOnPages.get(i)), Stat.of(kernelOnBuffer.get(i)),
+                            torch.get(SHAPES[i][0] + "x" + SHAPES[i][1])));
+                }
+                cuStreamSynchronize(stream);
+                for (DeviceBatch d : onPagesBatches) {
+                    d.close();
+                }
+                for (DeviceBatch d : onBufferBatches) {
+                    d.close();
+                }
+            } finally {
+                cuMemFree(q);
+                cuMemFree(o);
+                cuMemFree(contiguousBuffer);
+                cuStreamDestroy(stream);
+            }
+            return rows;
+        } finally {
+            Await.of(cache.close());
+        }
+    }
+
+    /**
+     * The launch shapes tried, in alternating rounds over the pages, on every batch shape; the one
+     * with the least total time is used for the table.
+     */
+    private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
+                                      List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
+                                      Timer timer, int rounds) {
+        List<KernelOptions> tried = List.of(defaults,
+                defaults.with(4, 2, 0, false, 0), defaults.with(3, 3, 0, false, 16), defaults.with(3, 3, 0, false, 0),
+                defaults.with(4, 3, 0, false, 0), defaults.with(2, 4, 0, false, 16), defaults.with(2, 4, 0, false, 0),
+                defaults.with(4, 2, 0, true, 16));
+        int tuned = SHAPES.length;
+        List<PagedDecodeAttention> ops = new ArrayList<>();
+        List<List<DeviceBatch>> loaded = new ArrayList<>();
+        try {
+            for (KernelOptions options : tried) {
+                PagedDecodeAttention op = PagedDecodeAttention.create(options, paged, 0, kernels);
+                ops.add(op);
+                List<DeviceBatch> mine = new ArrayList<>();
+                for (int b = 0; b < tuned; b++) {
+                    DeviceBatch d = op.newBatch();
+                    op.load(d, batches.get(b), held, stream);
+                    mine.add(d);
+                }
+                loaded.add(mine);
+            }
+            double[][][] times = new double[tried.size()][tuned][rounds];
+            for (int round = 0; round < rounds; round++) {
+                for (int i = 0; i < tried.size(); i++) {
+                    for (int b = 0; b < tuned; b++) {
+                        PagedDecodeAttention op = ops.get(i);
+                        DeviceBatch d = loaded.get(i).get(b);
+                        times[i][b][round] = timer.micros(() -> op.launch(d, 0, query, out, stream));
+                    }
+                }
+            }
+            int best = 0;
+            double bestTotal = Double.MAX_VALUE;
+            for (int i = 0; i < tried.size(); i++) {
+                StringBuilder line = new StringBuilder("tune " + launchShape(tried.get(i)) + ":");
+                double total = 0;
+                for (int b = 0; b < tuned; b++) {
+                    List<Double> values = new ArrayList<>();
+                    for (double v : times[i][b]) {
+                        values.add(v);
+                    }
+                    Stat s = Stat.of(values);
+                    total += s.median();
+                    line.append(String.format(" B=%d %.1f us (%.1f..%.1f) %.2f TB/s;", SHAPES[b][0], s.median(), s.min(),
+                            s.max(), batches.get(b).kvBytes(defaults.shape()) / (s.median() * 1e-6) / 1e12));
+                }
+                System.out.println(line);
+                if (total < bestTotal) {
+                    bestTotal = total;
+                    best = i;
+                }
+            }
+            System.out.println("tune: using " + launchShape(tried.get(best)));
+            return tried.get(best);
+        } finally {
+            cuStreamSynchronize(stream);
+            loaded.forEach(l -> l.forEach(DeviceBatch::close));
+            ops.forEach(PagedDecodeAttention::close);
+        }
+    }
+
+    static String launchShape(KernelOptions o) {
+        return String.format("warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
+                o.l2Prefetch(), o.headsFirst(),
+                o.blocksPerMultiprocessor() == 0 ? "waves" : o.blocksPerMultiprocessor() + " blocks/SM");
+    }
+
+    /** {@code sequences} sequences of {@code length} tokens over the shuffled ids, one after the other. */
+    static DecodeBatch batch(List<Integer> ids, int sequences, int length) {
+        int perSequence = length / BLOCK_TOKENS;
+        int[][] tables = new int[sequences][perSequence];
+        int[] lengths = new int[sequences];
+        for (int s = 0; s < sequences; s++) {
+            for (int k = 0; k < perSequence; k++) {
+                tables[s][k] = ids.get(s * perSequence + k);
+            }
+            lengths[s] = length;
+        }
+        return DecodeBatch.of(tables, lengths);
+    }
+
+    /** Runs the torch peer; rows keyed "BxS". Empty, with the reason printed, where it cannot run. */
+    static Map<String, Stat> torch(Path script, int rounds) throws IOException, InterruptedException {
+        Map<String, Stat> rows = new HashMap<>();
+        if (!Files.isRegularFile(script)) {
+            System.out.println("torch peer: no script at " + script);
+            return rows;
+        }
+        List<String> command = new ArrayList<>(List.of("python3", script.toString(), "--rounds", String.valueOf(rounds),
+                "--heads", QUERY_HEADS + "/" + KV_HEADS, "--head-size", String.valueOf(HEAD_SIZE)));
+        for (int[] s : SHAPES) {
+            command.add(s[0] + "x" + s[1]);
+        }
+        Process process;
+        try {
+            process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            System.out.println("torch peer: cannot start python3: " + e.getMessage());
+            return rows;
+        }
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                System.out.println("torch peer: " + line);
+                String[] f = line.trim().split("\\s+");
+                if (f.length == 5 && f[0].equals("row")) {
+                    rows.put(f[1], new Stat(Double.parseDouble(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4])));
+                }
+            }
+        }
+        int exit = process.waitFor();
+        if (exit != 0) {
+            System.out.println("torch peer: exited with " + exit);
+        }
+        return rows;
+    }
+
+    static void print(List<Row> rows, int rounds) {
+        System.out.println();
+        table(rows, rounds).forEach(System.out::println);
+    }
+
+    /** The rows as the report's markdown table, under a line that says what they are. */
+    static List<String> table(List<Row> rows, int rounds) {
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format("decode attention, bf16, Hq %d, Hkv %d, D %d, %d-token blocks, PAGE_MAJOR %d layers; "
+                        + "median us per launch over %d alternating rounds of %d launches (min..max); TB/s = K+V bytes / time",
+                QUERY_HEADS, KV_HEADS, HEAD_SIZE, BLOCK_TOKENS, LAYERS, rounds, LAUNCHES));
+        lines.add("| B | S | KV MiB | read floor | kvpager pages | one cuMemAlloc buffer | torch SDPA | pages / floor | pages / buffer | torch / pages |");
+        lines.add("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+        for (Row r : rows) {
+            lines.add(String.format("| %d | %d | %d | %s | %s | %s | %s | %.2f | %.3f | %s |", r.batch(), r.sequence(),
+                    r.kvBytes() >> 20, cell(r, r.floor()), cell(r, r.paged()), cell(r, r.contiguous()), cell(r, r.torch()),
+                    r.floor().median() / r.paged().median(), r.contiguous().median() / r.paged().median(),
+                    r.torch() == null ? "n/a" : String.format("%.2fx", r.torch().median() / r.paged().median())));
+        }
+        return lines;
+    }
+
+    private static String cell(Row r, Stat s) {
+        if (s == null) {
+            return "n/a";
+        }
+        return String.format("%.1f us (%.1f..%.1f) %.2f TB/s", s.median(), s.min(), s.max(), r.tbps(s));
+    }
+
+    /** Mean microseconds per launch of {@link #LAUNCHES} launches after two warm-up launches, timed with events. */
+    private static final class Timer {
+        private final CUstream stream;
+        private final CUevent start = new CUevent();
+        private final CUevent stop = new CUevent();
+
+        Timer(CUstream stream) {
+            this.stream = stream;
+            cuEventCreate(start, 0);
+            cuEventCreate(stop, 0);
+        }
+
+        double micros(Runnable launch) {
+            launch.run();
+            launch.run();
+            cuEventRecord(start, stream);
+            for (int i = 0; i < LAUNCHES; i++) {
+                launch.run();
+            }
+            cuEventRecord(stop, stream);
+            cuEventSynchronize(stop);
+            float[] ms = new float[1];
+            cuEventElapsedTime(ms, start, stop);
+            return ms[0] * 1000.0 / LAUNCHES;
+        }
+    }
+}
