@@ -58,15 +58,15 @@ class GpuRunnerTest {
     @Test
     void choosesSectionsByNameInTheirOwnOrder() {
         assertThat(GpuRunner.choose(new String[] {"--quick"})).extracting(GpuSection::name)
-                .containsExactly("tests", "map", "demo", "startup");
+                .containsExactly("tests", "map", "demo", "attention", "startup");
         assertThat(GpuRunner.choose(new String[] {"--sections", "demo,tests"})).extracting(GpuSection::name)
                 .containsExactly("tests", "demo");
     }
 
     @Test
     void refusesUnknownSectionsAndArguments() {
-        assertThatThrownBy(() -> GpuRunner.choose(new String[] {"--sections", "map,attention"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("no section 'attention'; sections: tests, map, demo, startup");
+        assertThatThrownBy(() -> GpuRunner.choose(new String[] {"--sections", "map,flash"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("no section 'flash'; sections: tests, map, demo, attention, startup");
         assertThatThrownBy(() -> GpuRunner.choose(new String[] {"--sections"})).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> GpuRunner.choose(new String[] {"--fast"})).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("unknown argument '--fast'");
