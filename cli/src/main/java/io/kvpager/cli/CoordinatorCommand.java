@@ -72,6 +72,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     NodeEndpointOption metricsPort;
 
     @Override
+    @SuppressWarnings("try") // the rank wait only has to be open while the cache deploys, and closed after
     public Integer call() throws Exception {
         KvCacheOptions options;
         ClusterNodeOptions nodeOptions;

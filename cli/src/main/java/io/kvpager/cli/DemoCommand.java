@@ -79,6 +79,7 @@ final class DemoCommand implements Callable<Integer> {
     MetricsPortOption metricsPort;
 
     @Override
+    @SuppressWarnings("try") // Ctrl-C handling ends with the run, before the chart, earlier than its try block
     public Integer call() throws Exception {
         DemoSettings settings = settings();
         PrintWriter stdout = spec.commandLine().getOut();
