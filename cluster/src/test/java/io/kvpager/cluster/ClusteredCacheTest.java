@@ -7,13 +7,12 @@ import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
 import io.kvpager.MissReason;
 import io.kvpager.RankStats;
+import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.ClusterMembership;
-import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonArray;
@@ -123,7 +122,7 @@ class ClusteredCacheTest {
         assertThat(lost.failure().code()).isEqualTo(FailureCode.NO_RANK);
         assertThat(lost.failure().message()).contains("pp0/tp1 is down", tp1Node);
         assertThat(down.rank("pp0/tp0").mappedPages()).isEqualTo(down.pool().mappedPages()).isEqualTo(HELD);
-        invariantsHold(cache);
+        RemoteRanks.invariantsHold(cache);
 
         // every allocation misses while the rank is down, even one without a map
         await(cache.free(held.removeLast().blocks()));
@@ -139,7 +138,7 @@ class ClusteredCacheTest {
         held.add(back);
         // the page freed while the rank was down is unmapped in the background, now that every rank is back
         await().atMost(Duration.ofSeconds(30)).until(() -> everyRankHoldsThePool(await(cache.stats())));
-        invariantsHold(cache);
+        RemoteRanks.invariantsHold(cache);
 
         for (Allocation a : held) {
             await(cache.free(a.blocks()));
@@ -195,19 +194,5 @@ class ClusteredCacheTest {
             return e;
         }
         throw new AssertionError("the future succeeded: " + future.result());
-    }
-
-    private static void invariantsHold(KvCache cache) {
-        LocalKvCache local = (LocalKvCache) cache;
-        Promise<Void> checked = Promise.promise();
-        local.verticle().context().runOnContext(v -> {
-            try {
-                local.verticle().coordinator().ledger().checkInvariants();
-                checked.complete();
-            } catch (RuntimeException e) {
-                checked.fail(e);
-            }
-        });
-        await(checked.future());
     }
 }

@@ -8,7 +8,6 @@ import io.kvpager.MissReason;
 import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
@@ -107,8 +106,7 @@ class HungRankTest {
     }
 
     private static JsonObject worker(int tp, JsonArray faults) {
-        JsonObject sim = new JsonObject().put("gpuKey", INSTANCE + "-" + tp).put("capacityBytes", 1L << 30).put("faults", faults);
-        return new WorkerConfig(INSTANCE, 0, tp, "sim", tp, sim, SEND_TIMEOUT_MS).toJson();
+        return RemoteRanks.simWorker(INSTANCE, tp, faults, SEND_TIMEOUT_MS);
     }
 
     private static KvCacheOptions options() {

@@ -10,7 +10,6 @@ import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.ClusterMembership;
-import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -153,8 +152,7 @@ class WorkerStopTest {
     }
 
     private static JsonObject worker(int tp, JsonArray faults) {
-        JsonObject sim = new JsonObject().put("gpuKey", INSTANCE + "-" + tp).put("capacityBytes", 1L << 30).put("faults", faults);
-        return new WorkerConfig(INSTANCE, 0, tp, "sim", tp, sim, SEND_TIMEOUT_MS).toJson();
+        return RemoteRanks.simWorker(INSTANCE, tp, faults, SEND_TIMEOUT_MS);
     }
 
     private static KvCacheOptions options() {

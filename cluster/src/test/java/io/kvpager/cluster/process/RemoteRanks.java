@@ -7,6 +7,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import static io.kvpager.cluster.process.TestClusters.await;
@@ -35,6 +36,12 @@ public final class RemoteRanks {
     public static Future<JsonObject> request(Vertx vertx, String instance, int tp, String action, JsonObject body) {
         return vertx.eventBus().<JsonObject>request(WorkerConfig.address(instance, 0, tp), body,
                 new DeliveryOptions().addHeader("action", action).setSendTimeout(10_000)).map(m -> m.body());
+    }
+
+    /** Rank {@code pp0/tp<tp>} of {@code instance} on a simulated GPU of its own (1 GiB) with {@code faults}, as a spawned node deploys it. */
+    public static JsonObject simWorker(String instance, int tp, JsonArray faults, long sendTimeoutMs) {
+        JsonObject sim = new JsonObject().put("gpuKey", instance + "-" + tp).put("capacityBytes", 1L << 30).put("faults", faults);
+        return new WorkerConfig(instance, 0, tp, "sim", tp, sim, sendTimeoutMs).toJson();
     }
 
     /** Checks the ledger's invariants on the coordinator's context; throws what it finds. */
