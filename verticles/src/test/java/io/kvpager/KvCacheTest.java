@@ -1,6 +1,6 @@
 package io.kvpager;
 
-import io.kvpager.impl.LocalKvCache;
+import io.kvpager.impl.CoordinatorView;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -226,7 +226,7 @@ class KvCacheTest {
         KvCache cache = await(KvCache.deploy(vertx, options("kv-outside")));
         Allocation a = await(cache.alloc(3));
         assertThat(a.isMiss()).isFalse();
-        String coordinator = ((LocalKvCache) cache).verticle().context().deploymentID();
+        String coordinator = CoordinatorView.of(cache).context().deploymentID();
         List<String> workers = new ArrayList<>(vertx.deploymentIDs());
         workers.remove(coordinator);
         assertThat(workers).hasSize(4);

@@ -1,6 +1,6 @@
 package io.kvpager;
 
-import io.kvpager.impl.LocalKvCache;
+import io.kvpager.impl.CoordinatorView;
 import io.kvpager.impl.RankWorkers;
 import io.kvpager.impl.WorkerConfig;
 import io.kvpager.sim.SimDevice;
@@ -84,17 +84,7 @@ public final class SimPool {
 
     /** Checks the coordinator's ledger on its own context: every test's state must keep the ledger's invariants. */
     public static void invariantsHold(KvCache cache) {
-        LocalKvCache local = (LocalKvCache) cache;
-        Promise<Void> checked = Promise.promise();
-        local.verticle().context().runOnContext(v -> {
-            try {
-                local.verticle().coordinator().ledger().checkInvariants();
-                checked.complete();
-            } catch (RuntimeException e) {
-                checked.fail(e);
-            }
-        });
-        await(checked.future());
+        await(CoordinatorView.of(cache).invariantsHold());
     }
 
     /** Handles alive and bytes in use on each GPU, in GPU order: what a failed map must leave unchanged. */

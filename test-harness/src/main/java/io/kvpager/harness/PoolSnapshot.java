@@ -6,6 +6,7 @@ import io.kvpager.core.LedgerStats;
 import io.kvpager.impl.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.impl.CoordinatorView;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -63,7 +64,7 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
      */
     public static Future<PoolSnapshot> atRest(Vertx vertx, KvCache cache, SimRanks ranks, Duration bound) {
         Promise<PoolSnapshot> promise = Promise.promise();
-        attempt(vertx, new CoordinatorView(cache), cache, ranks, System.nanoTime() + bound.toNanos(), promise);
+        attempt(vertx, CoordinatorView.of(cache), cache, ranks, System.nanoTime() + bound.toNanos(), promise);
         return promise.future();
     }
 
@@ -131,10 +132,10 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
     }
 
     private static Future<Belief> belief(CoordinatorView view) {
-        return view.call(c -> {
+        return view.call((c, ledger) -> {
             String broken = null;
             try {
-                c.ledger().checkInvariants();
+                ledger.checkInvariants();
             } catch (IllegalStateException e) {
                 broken = e.getMessage();
             }
@@ -142,7 +143,7 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
             for (RankTarget rank : c.lostRanks()) {
                 lost.add(rank.name());
             }
-            return new Belief(c.ledger().stats(), broken, lost);
+            return new Belief(ledger.stats(), broken, lost);
         });
     }
 

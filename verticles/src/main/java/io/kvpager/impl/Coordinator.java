@@ -40,7 +40,7 @@ import java.util.function.Supplier;
  * coordinator verticle's context, one call at a time, because the ledger is single-threaded; the
  * mapper's stages complete on that context too, since the event-bus replies arrive there.
  *
- * <p>A failed start is kept in {@link #ready()}: every later {@code alloc} fails with its cause.
+ * <p>A failed start is kept (the {@code ready} future): every later {@code alloc} fails with its cause.
  *
  * <p>The ranks may run in this process or in others of the cluster; the coordinator sends to
  * their addresses either way. When the cluster removes a rank's node, its {@link RankNodes} fails
@@ -108,10 +108,14 @@ public final class Coordinator {
 
     /** The {@code create-tensors} body of this pool, without the group (the fan-out adds it). */
     static JsonObject tensorsBody(KvCacheOptions options) {
-        return new JsonObject().put("layers", options.getLayers()).put("kvBuffers", options.getKvBuffers())
+        JsonObject body = new JsonObject().put("layers", options.getLayers()).put("kvBuffers", options.getKvBuffers())
                 .put("blockBytes", options.getBlockBytes()).put("pageBytes", options.getPageBytes())
                 .put("pages", options.getPages()).put("layout", options.getLayout().name())
                 .put("zeroPage", options.isZeroPage());
+        if (options.getHandlePool() != null) {
+            body.put("handlePool", options.getHandlePool());
+        }
+        return body;
     }
 
     public KvCacheOptions options() {
@@ -142,10 +146,6 @@ public final class Coordinator {
         return ready;
     }
 
-    /** The start: pending, done, or failed with the cause every {@code alloc} fails with. */
-    public Future<Void> ready() {
-        return ready;
-    }
 
     public Future<Allocation> alloc(int blocks) {
         if (closing != null) {
@@ -347,8 +347,8 @@ public final class Coordinator {
         return null;
     }
 
-    /** The ledger, for tests that check its invariants; call only on the context. */
-    public PageLedger ledger() {
+    /** The ledger, for {@link CoordinatorView}; call only on the context. */
+    PageLedger ledger() {
         return ledger;
     }
 

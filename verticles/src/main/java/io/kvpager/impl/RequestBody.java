@@ -1,5 +1,7 @@
 package io.kvpager.impl;
 
+import io.kvpager.impl.options.OptionReader;
+import io.kvpager.impl.options.OptionRules;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -11,7 +13,7 @@ import java.util.List;
  * Typed, strict reads of a request body. {@link JsonObject}'s own getters truncate a long into an
  * int and read {@code 1.5} as {@code 1}; a worker must refuse such a request instead, before it
  * touches any mapping. Every refusal is an {@link IllegalArgumentException} (a 400) naming the
- * field and what it held.
+ * field and what it held, in the words of {@link OptionRules}, the rules every kvpager option follows.
  */
 final class RequestBody {
 
@@ -45,13 +47,9 @@ final class RequestBody {
     long requireLong(String name, long min, long max) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
-        long number = integral(path + name, value);
-        if (number < min || number > max) {
-            throw new IllegalArgumentException(path + name + " must be in " + min + ".." + max + ", got " + number);
-        }
-        return number;
+        return OptionRules.inRange(path + name, OptionReader.longValue(path + name, value), min, max);
     }
 
     /** An optional integer field within {@code [min, max]}; {@code absent} when it is missing or null. */
@@ -69,7 +67,7 @@ final class RequestBody {
             return null;
         }
         if (!(value instanceof JsonObject object)) {
-            throw new IllegalArgumentException(path + name + " must be an object, got " + WorkerConfig.describe(value));
+            throw OptionRules.typeError(path + name, "an object", value);
         }
         return new RequestBody(object, path + name + ".");
     }
@@ -91,10 +89,10 @@ final class RequestBody {
     String requireString(String name) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
         if (!(value instanceof String s) || s.isEmpty()) {
-            throw new IllegalArgumentException(path + name + " must be a non-empty string, got " + WorkerConfig.describe(value));
+            throw OptionRules.typeError(path + name, "a non-empty string", value);
         }
         return s;
     }
@@ -135,13 +133,7 @@ final class RequestBody {
     /** An optional boolean field. */
     boolean optionalBoolean(String name, boolean absent) {
         Object value = json.getValue(name);
-        if (value == null) {
-            return absent;
-        }
-        if (!(value instanceof Boolean b)) {
-            throw new IllegalArgumentException(path + name + " must be true or false, got " + WorkerConfig.describe(value));
-        }
-        return b;
+        return value == null ? absent : OptionReader.bool(path + name, value);
     }
 
     /** A required enum field, by the constant's name. */
@@ -166,10 +158,10 @@ final class RequestBody {
     int[] requirePageIds(String name, int pages) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
         if (!(value instanceof JsonArray array)) {
-            throw new IllegalArgumentException(path + name + " must be an array of page ids, got " + WorkerConfig.describe(value));
+            throw OptionRules.typeError(path + name, "an array of page ids", value);
         }
         if (array.size() > pages) {
             throw new IllegalArgumentException(path + name + " names " + array.size() + " page ids but the group has only " + pages);
@@ -181,7 +173,7 @@ final class RequestBody {
             if (element == null) {
                 throw new IllegalArgumentException(path + name + "[" + i + "] is null; page ids are integers");
             }
-            long id = integral(path + name + "[" + i + "]", element);
+            long id = OptionReader.longValue(path + name + "[" + i + "]", element);
             if (id < 0 || id >= pages) {
                 throw new IllegalArgumentException(path + name + "[" + i + "] = " + id + " is out of range; the group has pages 0.." + (pages - 1));
             }
@@ -192,12 +184,5 @@ final class RequestBody {
             ids[i] = (int) id;
         }
         return ids;
-    }
-
-    private static long integral(String name, Object value) {
-        if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
-            return ((Number) value).longValue();
-        }
-        throw new IllegalArgumentException(name + " must be an integer, got " + WorkerConfig.describe(value));
     }
 }

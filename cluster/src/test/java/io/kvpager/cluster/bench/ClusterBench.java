@@ -6,13 +6,14 @@ import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.FanOutMapper;
+import io.kvpager.impl.CoordinatorView;
 import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.PoolRanks;
 import io.kvpager.impl.RankFanOut;
 import io.kvpager.impl.RankNodes;
 import io.kvpager.impl.RankRejoin;
 import io.kvpager.impl.RankTarget;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -138,7 +139,7 @@ public final class ClusterBench {
     }
 
     private static Future<Figures> measure(Vertx vertx, LocalKvCache cache, int tp, int rounds, int warmup) {
-        Context context = cache.verticle().context();
+        Context context = CoordinatorView.of(cache).context();
         Promise<Figures> done = Promise.promise();
         context.runOnContext(v -> {
             PoolRanks pool = new PoolRanks(cache.options().getInstance(), List.of(0), tp, 0);
@@ -198,7 +199,7 @@ public final class ClusterBench {
     }
 
     private static JsonObject worker(String instance, int tp, int gpu) {
-        return new WorkerConfig(instance, 0, tp, "sim", gpu, new JsonObject().put("gpuKey", "bench"), null).toJson();
+        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(gpu).setSim(new JsonObject().put("gpuKey", "bench")).toJson();
     }
 
     private static KvCacheOptions options(String instance, int tp) {

@@ -4,7 +4,7 @@ import io.kvpager.Geometry;
 import io.kvpager.KvCache;
 import io.kvpager.Layout;
 import io.kvpager.cuda.RawPageLoop;
-import io.kvpager.impl.LocalKvCache;
+import io.kvpager.impl.CoordinatorView;
 import io.kvpager.impl.RankWorkers;
 import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.Context;
@@ -54,7 +54,7 @@ public final class ReleasePathProfile {
             KvCache twoCalls = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("profile-two-calls", Layout.PAGE_MAJOR, 1)
                     .setReserveHigh(1)));
             caches.add(twoCalls);
-            Context coordinator = ((LocalKvCache) oneCall).verticle().context();
+            Context coordinator = CoordinatorView.of(oneCall).context();
             WorkerConfig direct = new WorkerConfig("direct", 0, 0, "cuda", 0);
             String worker = Await.of(RankWorkers.deploy(vertx, direct));
             Recording recording = args.length > 2 ? startRecording() : null;

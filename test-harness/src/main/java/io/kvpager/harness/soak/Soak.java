@@ -7,7 +7,7 @@ import io.kvpager.KvCacheOptions;
 import io.kvpager.KvPagerException;
 import io.kvpager.MissReason;
 import io.kvpager.harness.Bounded;
-import io.kvpager.harness.CoordinatorView;
+import io.kvpager.impl.CoordinatorView;
 import io.kvpager.harness.PoolSnapshot;
 import io.kvpager.harness.SimRanks;
 import io.kvpager.sim.DriverCall;
@@ -115,7 +115,7 @@ public final class Soak {
         ranks = await(SimRanks.deploy(vertx, instance, TP, new JsonObject().put("capacityBytes", 64L << 30)), "deploying the workers");
         try {
             cache = await(KvCache.deploy(vertx, cacheOptions(instance, options)), "deploying the cache");
-            view = new CoordinatorView(cache);
+            view = CoordinatorView.of(cache);
             long warmUp = Math.max(options.checkEvery(), options.ops() / 5);
             while (op < options.ops()) {
                 step();
@@ -249,7 +249,7 @@ public final class Soak {
 
     /** Completes once no map or unmap is in flight in the ledger, trying every millisecond. */
     private Future<Void> ledgerAtRest(long deadline) {
-        return view.call(c -> c.ledger().stats()).compose(stats -> {
+        return view.call((c, ledger) -> ledger.stats()).compose(stats -> {
             if (stats.mappingPages() == 0 && stats.unmappingPages() == 0) {
                 return Future.succeededFuture();
             }

@@ -11,7 +11,7 @@ import io.kvpager.Layout;
 import io.kvpager.core.LedgerStats;
 import io.kvpager.core.PageState;
 import io.kvpager.harness.Bounded;
-import io.kvpager.harness.CoordinatorView;
+import io.kvpager.impl.CoordinatorView;
 import io.kvpager.harness.PoolSnapshot;
 import io.kvpager.harness.SimRanks;
 import io.vertx.core.Future;
@@ -94,16 +94,16 @@ class FuzzTest {
         long seed = Long.getLong("kvpager.fuzz.seed", 7);
         Allocation held = Bounded.await(cache.alloc(3 * 4 + 2), BOUND, "an allocation");
         assertThat(held.isMiss()).isFalse();
-        CoordinatorView view = new CoordinatorView(cache);
-        await().atMost(BOUND).until(() -> Bounded.await(view.call(c -> c.ledger().stats().reservePages()), BOUND, "reserve") == 2);
+        CoordinatorView view = CoordinatorView.of(cache);
+        await().atMost(BOUND).until(() -> Bounded.await(view.call((c, ledger) -> ledger.stats().reservePages()), BOUND, "reserve") == 2);
         // the GPU leases give their surplus back once idle: settled first, the fuzz's own run time shows as no change
         await().atMost(BOUND).until(() -> Bounded.await(cache.stats(), BOUND, "stats").gpus().stream()
                 .allMatch(gpu -> gpu.leasedBytes() == gpu.heldBytes()));
         State before = state(view);
-        PoolFacts facts = Bounded.await(view.call(c -> {
+        PoolFacts facts = Bounded.await(view.call((c, ledger) -> {
             List<Integer> mapped = new ArrayList<>();
             for (int p = 0; p < 16; p++) {
-                PageState s = c.ledger().pageState(p);
+                PageState s = ledger.pageState(p);
                 if (s == PageState.IN_USE || s == PageState.RESERVE || s == PageState.RECLAIMED) {
                     mapped.add(p);
                 }
