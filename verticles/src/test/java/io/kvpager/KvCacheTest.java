@@ -1,10 +1,12 @@
 package io.kvpager;
 
 import io.kvpager.impl.CoordinatorView;
+import io.kvpager.worker.RankWorker;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
@@ -280,6 +282,19 @@ class KvCacheTest {
         CacheStats stats = await(cache.stats());
         assertThat(stats.ranks()).extracting(RankStats::rank).containsExactly("pp0/tp0", "pp0/tp1", "pp1/tp0", "pp1/tp1");
         assertThat(stats.ranks()).allSatisfy(r -> assertThat(r.mappedPages()).isEqualTo(1));
+        await(cache.close());
+    }
+
+    @Test
+    void theHandlePoolOptionReachesEveryWorker(Vertx vertx) {
+        String name = "kv-handle-pool";
+        JsonObject handlePool = new JsonObject().put("prefillPages", 1).put("boundPages", 2);
+        KvCache cache = await(KvCache.deploy(vertx, options(name).setTp(2).setGroup(5).setHandlePool(handlePool)));
+        for (int tp = 0; tp < 2; tp++) {
+            JsonObject stats = await(vertx.eventBus().<JsonObject>request(RankWorker.address(name, 0, tp), new JsonObject(),
+                    new DeliveryOptions().addHeader("action", "stats"))).body();
+            assertThat(stats.getJsonObject("groups").getJsonObject("5").getJsonObject("handlePool")).as("tp" + tp).isEqualTo(handlePool);
+        }
         await(cache.close());
     }
 
