@@ -326,7 +326,7 @@ class KvCacheTest {
         KvCache cache = await(KvCache.deploy(vertx, options("kv-stats")));
         await(cache.alloc(BLOCKS_PER_PAGE + 1));
         CacheStats stats = await(cache.stats());
-        assertThat(stats.state()).isEqualTo("ready");
+        assertThat(stats.state()).isEqualTo(CacheState.READY);
         assertThat(stats.instance()).isEqualTo("kv-stats");
         assertThat(stats.pool().inUsePages()).isEqualTo(2);
         assertThat(stats.pool().bytesPerPage()).isEqualTo(PAGE_ID_BYTES);

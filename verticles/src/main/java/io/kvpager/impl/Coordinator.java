@@ -1,6 +1,7 @@
 package io.kvpager.impl;
 
 import io.kvpager.Allocation;
+import io.kvpager.CacheState;
 import io.kvpager.CacheStats;
 import io.kvpager.FailureCode;
 import io.kvpager.GpuStats;
@@ -305,16 +306,16 @@ public final class Coordinator {
             for (RankReply reply : replies) {
                 ranks.add(reply.succeeded() ? rankStats(reply, pool.group()) : RankStats.down(reply.failure()));
             }
-            String state = closing != null ? CacheStats.CLOSED : !ready.isComplete() ? CacheStats.STARTING
-                    : ready.failed() ? CacheStats.FAILED : CacheStats.READY;
+            CacheState state = closing != null ? CacheState.CLOSED : !ready.isComplete() ? CacheState.STARTING
+                    : ready.failed() ? CacheState.FAILED : CacheState.READY;
             String reason = switch (state) {
-                case CacheStats.CLOSED -> "the cache is closed";
-                case CacheStats.STARTING -> "waiting for the tensors on every rank";
-                case CacheStats.FAILED -> "the start failed: " + ready.cause().getMessage();
+                case CLOSED -> "the cache is closed";
+                case STARTING -> "waiting for the tensors on every rank";
+                case FAILED -> "the start failed: " + ready.cause().getMessage();
                 default -> degradedBecause(ranks);
             };
-            if (reason != null && state.equals(CacheStats.READY)) {
-                state = CacheStats.DEGRADED;
+            if (reason != null && state == CacheState.READY) {
+                state = CacheState.DEGRADED;
             }
             return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state, reason,
                     ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks, gpuStats);
