@@ -2,6 +2,7 @@ package io.kvpager.cluster.bench;
 
 import io.kvpager.KvCache;
 import io.kvpager.KvCacheOptions;
+import io.kvpager.bench.LatencySamples;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
@@ -135,7 +136,7 @@ public final class ClusterBench {
         await(here.close());
     }
 
-    private record Figures(Latencies map, Latencies unmap, Latencies floor, Latencies alloc) {
+    private record Figures(LatencySamples map, LatencySamples unmap, LatencySamples floor, LatencySamples alloc) {
     }
 
     private static Future<Figures> measure(Vertx vertx, LocalKvCache cache, int tp, int rounds, int warmup) {
@@ -150,7 +151,7 @@ public final class ClusterBench {
             for (int i = 0; i < BATCH; i++) {
                 pages[i] = i;
             }
-            Figures figures = new Figures(new Latencies(), new Latencies(), new Latencies(), new Latencies());
+            Figures figures = new Figures(new LatencySamples(), new LatencySamples(), new LatencySamples(), new LatencySamples());
             List<RankTarget> one = List.of(new RankTarget(0, 0));
             // each round times all four in turn, so that a machine whose load moves moves them alike
             loop(rounds + warmup, i -> {
@@ -189,7 +190,7 @@ public final class ClusterBench {
         });
     }
 
-    private static <T> Future<T> timed(Latencies into, Supplier<Future<T>> call) {
+    private static <T> Future<T> timed(LatencySamples into, Supplier<Future<T>> call) {
         long start = System.nanoTime();
         return call.get().andThen(ar -> {
             if (into != null && ar.succeeded()) {
