@@ -3,10 +3,10 @@ package io.kvpager.harness;
 import io.kvpager.Geometry;
 import io.kvpager.KvCache;
 import io.kvpager.core.LedgerStats;
+import io.kvpager.impl.CoordinatorView;
 import io.kvpager.impl.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
-import io.kvpager.impl.CoordinatorView;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -132,10 +132,10 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
     }
 
     private static Future<Belief> belief(CoordinatorView view) {
-        return view.call((c, ledger) -> {
+        return view.call(c -> {
             String broken = null;
             try {
-                ledger.checkInvariants();
+                c.ledger().checkInvariants();
             } catch (IllegalStateException e) {
                 broken = e.getMessage();
             }
@@ -143,7 +143,7 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
             for (RankTarget rank : c.lostRanks()) {
                 lost.add(rank.name());
             }
-            return new Belief(ledger.stats(), broken, lost);
+            return new Belief(c.ledger().stats(), broken, lost);
         });
     }
 

@@ -354,7 +354,7 @@ public final class Coordinator {
     }
 
     /** The ranks lost now (no worker, no tensors, or their node left the cluster), for stats and tests. */
-    public List<RankTarget> lostRanks() {
+    List<RankTarget> lostRanks() {
         return rejoin.lost();
     }
 

@@ -1,12 +1,14 @@
 package io.kvpager.impl;
 
 import io.kvpager.KvCache;
+import io.kvpager.KvCacheOptions;
 import io.kvpager.core.PageLedger;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 
-import java.util.function.BiFunction;
+import java.util.List;
+import java.util.function.Function;
 
 /**
  * The one door into the insides of a cache deployed in this Vert.x instance, for tests, the
@@ -37,13 +39,25 @@ public final class CoordinatorView {
         return cache.verticle().context();
     }
 
-    /** {@code read} applied to the coordinator and its ledger, on the coordinator's context. */
-    public <T> Future<T> call(BiFunction<Coordinator, PageLedger, T> read) {
+    /**
+     * What a reader sees of the coordinator, on its context.
+     *
+     * @param ledger the page ledger; touch it only inside {@link #call}
+     * @param lostRanks the ranks that lost their tensors and have not rejoined yet
+     * @param options the cache's options
+     * @param owner the coordinator incarnation that owns the pool's tensors
+     */
+    public record Inside(PageLedger ledger, List<RankTarget> lostRanks, KvCacheOptions options, Owner owner) {
+    }
+
+    /** {@code read} applied to the coordinator's insides, on its context. */
+    public <T> Future<T> call(Function<Inside, T> read) {
         Promise<T> promise = Promise.promise();
         context().runOnContext(v -> {
             try {
                 Coordinator coordinator = cache.verticle().coordinator();
-                promise.complete(read.apply(coordinator, coordinator.ledger()));
+                promise.complete(read.apply(new Inside(coordinator.ledger(), coordinator.lostRanks(), coordinator.options(),
+                        coordinator.owner())));
             } catch (RuntimeException e) {
                 promise.fail(e);
             }
@@ -53,8 +67,8 @@ public final class CoordinatorView {
 
     /** Checks the ledger's invariants on the coordinator's context; fails with what it finds. */
     public Future<Void> invariantsHold() {
-        return call((coordinator, ledger) -> {
-            ledger.checkInvariants();
+        return call(inside -> {
+            inside.ledger().checkInvariants();
             return null;
         });
     }

@@ -86,16 +86,6 @@ public enum OptionField {
         throw OptionReader.unknownKey(key, keys(), "option");
     }
 
-    /** The field whose environment variable is {@code name}, or {@code null}. */
-    public static OptionField ofEnvName(String name) {
-        for (OptionField f : values()) {
-            if (f.envName().equals(name)) {
-                return f;
-            }
-        }
-        return null;
-    }
-
     /** Every field's key, in declaration order. */
     public static List<String> keys() {
         List<String> keys = new ArrayList<>();

@@ -249,7 +249,7 @@ public final class Soak {
 
     /** Completes once no map or unmap is in flight in the ledger, trying every millisecond. */
     private Future<Void> ledgerAtRest(long deadline) {
-        return view.call((c, ledger) -> ledger.stats()).compose(stats -> {
+        return view.call(c -> c.ledger().stats()).compose(stats -> {
             if (stats.mappingPages() == 0 && stats.unmappingPages() == 0) {
                 return Future.succeededFuture();
             }

@@ -95,15 +95,15 @@ class FuzzTest {
         Allocation held = Bounded.await(cache.alloc(3 * 4 + 2), BOUND, "an allocation");
         assertThat(held.isMiss()).isFalse();
         CoordinatorView view = CoordinatorView.of(cache);
-        await().atMost(BOUND).until(() -> Bounded.await(view.call((c, ledger) -> ledger.stats().reservePages()), BOUND, "reserve") == 2);
+        await().atMost(BOUND).until(() -> Bounded.await(view.call(c -> c.ledger().stats().reservePages()), BOUND, "reserve") == 2);
         // the GPU leases give their surplus back once idle: settled first, the fuzz's own run time shows as no change
         await().atMost(BOUND).until(() -> Bounded.await(cache.stats(), BOUND, "stats").gpus().stream()
                 .allMatch(gpu -> gpu.leasedBytes() == gpu.heldBytes()));
         State before = state(view);
-        PoolFacts facts = Bounded.await(view.call((c, ledger) -> {
+        PoolFacts facts = Bounded.await(view.call(c -> {
             List<Integer> mapped = new ArrayList<>();
             for (int p = 0; p < 16; p++) {
-                PageState s = ledger.pageState(p);
+                PageState s = c.ledger().pageState(p);
                 if (s == PageState.IN_USE || s == PageState.RESERVE || s == PageState.RECLAIMED) {
                     mapped.add(p);
                 }
