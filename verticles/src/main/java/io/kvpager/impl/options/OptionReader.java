@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 /**
  * Strict reads of JSON option values, the one reader behind every options data object
@@ -72,23 +73,21 @@ public final class OptionReader {
     }
 
     public static List<Integer> intList(String field, Object value) {
-        if (!(value instanceof JsonArray array)) {
-            throw OptionRules.typeError(field, "a list of integers", value);
-        }
-        List<Integer> out = new ArrayList<>(array.size());
-        for (int i = 0; i < array.size(); i++) {
-            out.add(integer(field + "[" + i + "]", array.getValue(i)));
-        }
-        return out;
+        return list(field, value, "a list of integers", OptionReader::integer);
     }
 
     public static List<String> strings(String field, Object value) {
+        return list(field, value, "a list of strings", OptionReader::string);
+    }
+
+    /** A JSON array, each element read by {@code element} and named {@code field[i]} when refused. */
+    private static <T> List<T> list(String field, Object value, String expected, BiFunction<String, Object, T> element) {
         if (!(value instanceof JsonArray array)) {
-            throw OptionRules.typeError(field, "a list of strings", value);
+            throw OptionRules.typeError(field, expected, value);
         }
-        List<String> out = new ArrayList<>(array.size());
+        List<T> out = new ArrayList<>(array.size());
         for (int i = 0; i < array.size(); i++) {
-            out.add(string(field + "[" + i + "]", array.getValue(i)));
+            out.add(element.apply(field + "[" + i + "]", array.getValue(i)));
         }
         return out;
     }
