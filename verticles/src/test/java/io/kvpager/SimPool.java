@@ -1,13 +1,12 @@
 package io.kvpager;
 
 import io.kvpager.impl.CoordinatorView;
-import io.kvpager.impl.RankWorkers;
-import io.kvpager.impl.WorkerConfig;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
@@ -99,7 +98,8 @@ public final class SimPool {
 
     /** Deploys the worker of one rank the way a cache with local workers does. */
     public static Future<String> deployWorker(Vertx vertx, String name, int pp, int tp, int tpSize) {
-        return RankWorkers.deploy(vertx, new WorkerConfig(name, pp, tp, "sim", pp * tpSize + tp, sim(name), null));
+        return RankWorker.deploy(vertx, new RankWorkerOptions().setInstance(name).setPp(pp).setTp(tp).setGpu(pp * tpSize + tp)
+                .setSim(sim(name))).map(RankWorker::deploymentId);
     }
 
     public static Future<List<String>> deployWorkers(Vertx vertx, String name, int tpSize) {

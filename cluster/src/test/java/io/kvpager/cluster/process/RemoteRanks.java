@@ -5,7 +5,6 @@ import io.kvpager.impl.CoordinatorView;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
