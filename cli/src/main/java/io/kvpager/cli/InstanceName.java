@@ -14,7 +14,7 @@ final class InstanceName implements ITypeConverter<String> {
     @Override
     public String convert(String value) {
         try {
-            return OptionRules.instanceName("--instance", value);
+            return OptionRules.instanceName("instance", value);
         } catch (IllegalArgumentException e) {
             throw new TypeConversionException(e.getMessage());
         }
