@@ -1,8 +1,8 @@
 package io.kvpager.harness;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.Layout;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

@@ -1,5 +1,5 @@
 /**
- * The RxJava 3 API of kvpager: {@link io.kvpager.rxjava3.KvCache} wraps {@link io.kvpager.KvCache}
+ * The RxJava 3 API of kvpager: {@link io.kvpager.rxjava3.KvCache} wraps {@link io.kvpager.cache.KvCache}
  * with {@code Single} and {@code Completable}, as vertx-rx-java3 wraps Vert.x's own APIs.
  */
 package io.kvpager.rxjava3;

@@ -1,6 +1,6 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.CacheStats;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.LimitResult;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -13,8 +13,8 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.kvpager.Allocation;
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.Layout;
 import io.kvpager.attention.AttentionShape;
 import io.kvpager.attention.DecodeBatch;

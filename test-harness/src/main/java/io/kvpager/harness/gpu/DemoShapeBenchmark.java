@@ -1,7 +1,7 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
+import io.kvpager.cache.KvCache;
 import io.kvpager.Layout;
 import io.kvpager.cuda.RawPageLoop;
 import io.vertx.core.Future;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.kvpager.KvCache;
+import io.kvpager.cache.KvCache;
 import io.kvpager.Layout;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
