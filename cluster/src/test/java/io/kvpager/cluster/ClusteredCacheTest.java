@@ -1,11 +1,11 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
-import io.kvpager.cache.CacheStats;
 import io.kvpager.FailureCode;
+import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.MissReason;
 import io.kvpager.cache.RankStats;
 import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;

@@ -1,11 +1,11 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
+import io.kvpager.MissReason;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.MissReason;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.broker.GpuBroker;

@@ -1,9 +1,9 @@
 package io.kvpager.metrics;
 
+import io.kvpager.MissReason;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCache;
-import io.kvpager.MissReason;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cache.RankStats;
 import io.micrometer.core.instrument.FunctionCounter;

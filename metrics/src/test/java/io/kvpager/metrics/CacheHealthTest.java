@@ -2,8 +2,8 @@ package io.kvpager.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvpager.cache.CacheStats;
 import io.kvpager.FailureCode;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cache.RankFailure;
 import io.kvpager.cache.RankStats;

@@ -1,9 +1,9 @@
 package io.kvpager.rxjava3;
 
 import io.kvpager.Allocation;
+import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.LimitResult;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Single;
 import io.vertx.lang.rx.RxDelegate;

@@ -1,9 +1,9 @@
 package io.kvpager.cli.demo;
 
+import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.LimitResult;
 import io.kvpager.cache.RankStats;
 import io.kvpager.cli.ByteSize;
 import io.kvpager.cli.status.InstanceDirectory;

@@ -1,9 +1,9 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.cache.CacheStats;
 import io.kvpager.FailureCode;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cache.RankFailure;
 import io.kvpager.cache.RankStats;

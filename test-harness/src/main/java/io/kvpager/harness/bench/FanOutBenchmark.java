@@ -2,9 +2,9 @@ package io.kvpager.harness.bench;
 
 import io.kvpager.Allocation;
 import io.kvpager.Geometry;
+import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.Layout;
 import io.kvpager.core.LocalPageMapper;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.ReserveMarks;

@@ -1,8 +1,8 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Geometry;
-import io.kvpager.cache.KvCache;
 import io.kvpager.Layout;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cuda.RawPageLoop;
 import io.kvpager.impl.coordinator.LocalKvCache;
 import io.kvpager.impl.worker.RankWorkers;

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvpager.Allocation;
+import io.kvpager.Layout;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.Layout;
 import io.kvpager.cache.RankStats;
 import io.kvpager.cuda.DeviceMemory;
 import io.kvpager.spi.DeviceFactory;
