@@ -2,7 +2,6 @@ package io.kvpager.cache;
 
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
-
 import io.kvpager.impl.coordinator.LocalKvCache;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -2,7 +2,6 @@ package io.kvpager.cache;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
-
 import io.kvpager.impl.options.OptionField;
 import io.kvpager.impl.options.OptionSources;
 import io.vertx.codegen.annotations.DataObject;

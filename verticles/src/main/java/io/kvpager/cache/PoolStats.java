@@ -1,7 +1,6 @@
 package io.kvpager.cache;
 
 import io.kvpager.MissReason;
-
 import io.vertx.core.json.JsonObject;
 
 import java.util.EnumMap;

@@ -1,7 +1,6 @@
 package io.kvpager.cache;
 
 import io.kvpager.Allocation;
-
 import io.kvpager.sim.DriverCall;
 import io.kvpager.sim.Fault;
 import io.kvpager.sim.FaultPlan;

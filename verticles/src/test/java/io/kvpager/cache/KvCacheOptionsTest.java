@@ -1,7 +1,6 @@
 package io.kvpager.cache;
 
 import io.kvpager.Layout;
-
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;

@@ -3,7 +3,6 @@ package io.kvpager.cache;
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
-
 import io.kvpager.impl.coordinator.LocalKvCache;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

@@ -3,7 +3,6 @@ package io.kvpager.cache;
 import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
-
 import io.kvpager.sim.DriverCall;
 import io.kvpager.sim.Fault;
 import io.kvpager.sim.FaultPlan;

@@ -2,7 +2,6 @@ package io.kvpager.cache;
 
 import io.kvpager.Allocation;
 import io.kvpager.MissReason;
-
 import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.sim.SimGpu;
 import io.vertx.core.Vertx;

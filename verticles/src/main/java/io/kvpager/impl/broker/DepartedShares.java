@@ -1,7 +1,6 @@
 package io.kvpager.impl.broker;
 
 import io.kvpager.impl.membership.ClusterMembership;
-
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.VertxInternal;

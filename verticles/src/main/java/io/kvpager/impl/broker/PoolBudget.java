@@ -1,13 +1,12 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.coordinator.RankTarget;
-
 import io.kvpager.FailureCode;
+import io.kvpager.MissReason;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvPagerException;
-import io.kvpager.MissReason;
 import io.kvpager.core.PageMapFailure;
+import io.kvpager.impl.coordinator.RankTarget;
+import io.kvpager.impl.protocol.Owner;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;

@@ -1,9 +1,8 @@
 package io.kvpager.impl.coordinator;
 
-import io.kvpager.impl.broker.PoolBudget;
-
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
+import io.kvpager.impl.broker.PoolBudget;
 import io.vertx.core.Future;
 
 import java.util.concurrent.CompletionStage;

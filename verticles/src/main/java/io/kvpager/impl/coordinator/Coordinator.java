@@ -1,18 +1,13 @@
 package io.kvpager.impl.coordinator;
 
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.RankFailure;
-import io.kvpager.impl.membership.RankNodes;
-
 import io.kvpager.Allocation;
-import io.kvpager.cache.CacheStats;
 import io.kvpager.FailureCode;
+import io.kvpager.LimitResult;
+import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.KvPagerException;
-import io.kvpager.LimitResult;
-import io.kvpager.MissReason;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cache.RankStats;
 import io.kvpager.core.LedgerStats;
@@ -20,6 +15,10 @@ import io.kvpager.core.PageLedger;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
+import io.kvpager.impl.RankFailure;
+import io.kvpager.impl.broker.PoolBudget;
+import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.impl.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -2,8 +2,8 @@ package io.kvpager.impl.coordinator;
 
 import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
-import io.kvpager.cache.KvPagerException;
 import io.kvpager.LimitResult;
+import io.kvpager.cache.KvPagerException;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.eventbus.Message;

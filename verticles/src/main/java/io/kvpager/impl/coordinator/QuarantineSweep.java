@@ -1,8 +1,7 @@
 package io.kvpager.impl.coordinator;
 
-import io.kvpager.impl.broker.PoolBudget;
-
 import io.kvpager.core.PageLedger;
+import io.kvpager.impl.broker.PoolBudget;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;

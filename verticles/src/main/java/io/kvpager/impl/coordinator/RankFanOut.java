@@ -1,11 +1,10 @@
 package io.kvpager.impl.coordinator;
 
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.membership.RankDeparted;
-import io.kvpager.impl.RankFailure;
-import io.kvpager.impl.membership.RankNodes;
-
 import io.kvpager.FailureCode;
+import io.kvpager.impl.RankFailure;
+import io.kvpager.impl.membership.RankDeparted;
+import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.impl.protocol.Owner;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;

@@ -2,7 +2,6 @@ package io.kvpager.impl.membership;
 
 import io.kvpager.impl.coordinator.PoolRanks;
 import io.kvpager.impl.coordinator.RankTarget;
-
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -1,7 +1,6 @@
 package io.kvpager.impl.protocol;
 
 import io.kvpager.impl.worker.WorkerConfig;
-
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 

@@ -2,7 +2,6 @@ package io.kvpager.impl.worker;
 
 import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.impl.protocol.Owner;
-
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import org.slf4j.Logger;

@@ -1,18 +1,17 @@
 package io.kvpager.impl.worker;
 
-import io.kvpager.impl.broker.DepartedShares;
-import io.kvpager.impl.GroupTensors;
-import io.kvpager.impl.HandlePoolOptions;
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.RankFailure;
-import io.kvpager.impl.RankHandlePool;
-import io.kvpager.impl.protocol.RequestBody;
-import io.kvpager.impl.TensorView;
-import io.kvpager.impl.protocol.WorkerAction;
-
 import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
+import io.kvpager.impl.GroupTensors;
+import io.kvpager.impl.HandlePoolOptions;
+import io.kvpager.impl.RankFailure;
+import io.kvpager.impl.RankHandlePool;
+import io.kvpager.impl.TensorView;
+import io.kvpager.impl.broker.DepartedShares;
+import io.kvpager.impl.protocol.Owner;
+import io.kvpager.impl.protocol.RequestBody;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.kvpager.spi.Device;
 import io.kvpager.spi.MemoryInfo;
 import io.vertx.core.Context;

@@ -1,8 +1,8 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.Allocation;
-import io.kvpager.cache.CacheStats;
 import io.kvpager.FailureCode;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.KvPagerException;

@@ -1,8 +1,8 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.FailureCode;
-import io.kvpager.cache.KvPagerException;
 import io.kvpager.MissReason;
+import io.kvpager.cache.KvPagerException;
 import io.kvpager.core.PageMapFailure;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
