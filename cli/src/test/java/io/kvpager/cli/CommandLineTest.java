@@ -7,7 +7,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.spi.DeviceFactory;
 import io.kvpager.worker.RankWorkerOptions;
 import org.junit.jupiter.api.Assumptions;

@@ -1,6 +1,6 @@
 package io.kvpager.cluster;
 
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,8 +1,8 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;

@@ -1,11 +1,11 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheState;
-import io.kvpager.CacheStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.CacheState;
 import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;

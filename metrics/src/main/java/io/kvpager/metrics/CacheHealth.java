@@ -1,8 +1,8 @@
 package io.kvpager.metrics;
 
-import io.kvpager.CacheState;
-import io.kvpager.CacheStats;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheState;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.RankStats;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

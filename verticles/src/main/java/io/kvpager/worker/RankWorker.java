@@ -1,7 +1,7 @@
 package io.kvpager.worker;
 
-import io.kvpager.impl.RankWorkers;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.worker.RankWorkers;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 

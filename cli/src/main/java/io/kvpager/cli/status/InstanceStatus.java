@@ -1,7 +1,7 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.CacheState;
-import io.kvpager.CacheStats;
+import io.kvpager.cache.CacheState;
+import io.kvpager.cache.CacheStats;
 import java.util.Objects;
 
 /**

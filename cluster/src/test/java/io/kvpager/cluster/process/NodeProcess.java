@@ -1,6 +1,6 @@
 package io.kvpager.cluster.process;
 
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.worker.RankWorkerOptions;

@@ -1,10 +1,10 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
 import io.kvpager.Layout;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cuda.RawPageLoop;
-import io.kvpager.impl.CoordinatorView;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;

@@ -1,0 +1,158 @@
+package io.kvpager.impl.worker;
+
+import io.kvpager.worker.RankWorkerOptions;
+import io.vertx.core.json.JsonObject;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The validated, unchangeable {@link RankWorkerOptions} a rank worker runs with, and what follows
+ * from them: its rank name, address and worker pool name. Every check is the options' own
+ * ({@code OptionRules}); this class adds none.
+ */
+public final class WorkerConfig {
+
+    /** See {@link RankWorkerOptions#DEFAULT_LEASE_GRACE_MS}. */
+    public static final long DEFAULT_LEASE_GRACE_MS = RankWorkerOptions.DEFAULT_LEASE_GRACE_MS;
+    /** See {@link RankWorkerOptions#MAX_LEASE_GRACE_MS}. */
+    public static final long MAX_LEASE_GRACE_MS = RankWorkerOptions.MAX_LEASE_GRACE_MS;
+
+    private final RankWorkerOptions options;
+    private final String instance;
+    private final int pp;
+    private final int tp;
+
+    /**
+     * @throws IllegalArgumentException naming the first missing or bad field
+     */
+    public WorkerConfig(RankWorkerOptions options) {
+        this.options = new RankWorkerOptions(Objects.requireNonNull(options, "options")).validate();
+        this.instance = this.options.getInstance();
+        this.pp = this.options.getPp();
+        this.tp = this.options.getTp();
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the first bad field
+     */
+    public WorkerConfig(String instance, int pp, int tp, String device, int gpu, JsonObject sim, Long sendTimeoutMs) {
+        this(instance, pp, tp, device, gpu, sim, sendTimeoutMs, null);
+    }
+
+    /**
+     * @param leaseGraceMs see {@link RankWorkerOptions#setLeaseGraceMs}
+     * @throws IllegalArgumentException naming the first bad field
+     */
+    public WorkerConfig(String instance, int pp, int tp, String device, int gpu, JsonObject sim, Long sendTimeoutMs,
+                        Long leaseGraceMs) {
+        this(new RankWorkerOptions().setInstance(instance).setPp(pp).setTp(tp).setDevice(device).setGpu(gpu)
+                .setSim(sim == null ? new JsonObject() : sim).setSendTimeoutMs(sendTimeoutMs).setLeaseGraceMs(leaseGraceMs));
+    }
+
+    /** A config without sim options or send timeout. */
+    public WorkerConfig(String instance, int pp, int tp, String device, int gpu) {
+        this(instance, pp, tp, device, gpu, null, null);
+    }
+
+    /**
+     * Reads a config from JSON, as {@link RankWorkerOptions#RankWorkerOptions(JsonObject)} does.
+     *
+     * @throws IllegalArgumentException naming the first unknown, missing, mistyped or out-of-range field
+     */
+    public WorkerConfig(JsonObject json) {
+        this(new RankWorkerOptions(Objects.requireNonNull(json, "json")));
+    }
+
+    /** The options (a copy). */
+    public RankWorkerOptions options() {
+        return new RankWorkerOptions(options);
+    }
+
+    public String instance() {
+        return instance;
+    }
+
+    public int pp() {
+        return pp;
+    }
+
+    public int tp() {
+        return tp;
+    }
+
+    /** {@code "sim"} or {@code "cuda"}: the {@link io.kvpager.spi.DeviceFactory} kind to open. */
+    public String device() {
+        return options.getDevice();
+    }
+
+    public int gpu() {
+        return options.getGpu();
+    }
+
+    /** The sim device's options (a copy); empty when none were given. */
+    public JsonObject sim() {
+        return options.getSim();
+    }
+
+    /** The options handed to the device factory: the sim options for {@code sim}, none for {@code cuda}. */
+    public Map<String, Object> deviceOptions() {
+        return "sim".equals(device()) ? options.getSim().getMap() : Map.of();
+    }
+
+    /** See {@link RankWorkerOptions#setSendTimeoutMs}. */
+    public Long sendTimeoutMs() {
+        return options.getSendTimeoutMs();
+    }
+
+    /**
+     * How long the worker keeps a group after its owner's node left the cluster, so that a new
+     * coordinator can claim it first; then the group's pages and handles are released.
+     */
+    public long leaseGraceMs() {
+        return options.getLeaseGraceMs() == null ? DEFAULT_LEASE_GRACE_MS : options.getLeaseGraceMs();
+    }
+
+    /** The rank as messages name it: {@code pp0/tp1}. */
+    public String rank() {
+        return "pp" + pp + "/tp" + tp;
+    }
+
+    /** The worker's event-bus address: {@code kvpager.<instance>.pp<P>.tp<R>}. */
+    public String address() {
+        return address(instance, pp, tp);
+    }
+
+    /** The event-bus address of rank {@code (pp, tp)} of {@code instance}. */
+    public static String address(String instance, int pp, int tp) {
+        return "kvpager." + instance + ".pp" + pp + ".tp" + tp;
+    }
+
+    /**
+     * The worker pool the rank runs on: {@code kvpager-gpu<G>-pp<P>-tp<R>}. Its one thread is
+     * named after it ({@code kvpager-gpu0-pp0-tp1-0}), so a thread dump shows which GPU and
+     * rank a stuck driver call belongs to.
+     */
+    public String workerPoolName() {
+        return "kvpager-gpu" + gpu() + "-pp" + pp + "-tp" + tp;
+    }
+
+    public JsonObject toJson() {
+        return options.toJson();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof WorkerConfig other && options.equals(other.options);
+    }
+
+    @Override
+    public int hashCode() {
+        return options.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return toJson().encode();
+    }
+}
