@@ -1,12 +1,13 @@
 // Paged decode attention over kvpager's blocks: softmax(q·Kᵀ/√D)·V for one new token per
-// sequence, reading K and V through each sequence's block table, split over the sequence
-// (flash-decoding) so that a few long sequences still fill the GPU.
+// sequence, reading K and V through each sequence's block table.
 //
 // Compiled at run time by NVRTC with every shape fixed by -D options (see KernelOptions.java):
 //   DTYPE_BF16 (1: bfloat16, 0: float16), HEAD_DIM (64, 128, 256), GROUP (query heads per KV
 //   head, 1..16), KV_HEADS, BLOCK_TOKENS, BLOCKS_PER_PAGE, WARPS, STAGES, L2_PREFETCH (0, 64, 128
-//   or 256: the L2 prefetch size hint of each copy), HEADS_FIRST (1: blockIdx.x is the KV head, so
-//   the thread blocks of one chunk's heads run side by side; 0: blockIdx.x is the split).
+//   or 256: the L2 prefetch size hint of each 16-byte copy), HEADS_FIRST (paged_decode's grid
+//   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split), COPY_BULK (1: tiles arrive
+//   by bulk copies, one per 16-token row of a head, completing on a per-slot mbarrier (sm_90);
+//   0: by 16-byte cp.async copies).
 // No header is included, so the kernel compiles wherever NVRTC runs.
 //
 // Block layout (what an engine writes): block b of a (layer, buffer) view starts at
@@ -14,12 +15,19 @@
 // and holds BLOCK_TOKENS tokens × KV_HEADS heads × HEAD_DIM elements, row-major: token t,
 // head h, element d at byte ((t * KV_HEADS + h) * HEAD_DIM + d) * 2.
 //
-// One CTA computes one (sequence, KV head, split): its WARPS warps take 16-token tiles in turn,
-// each warp streaming K and V tiles into its own shared-memory ring with cp.async (STAGES deep),
-// scoring all GROUP query heads of the KV head at once with tensor-core mma (bf16/fp16 in, fp32
-// accumulate), with an online softmax. The warps' partial results are merged in shared memory;
-// a sequence with several splits leaves (max, sum, unnormalised output) per split for
-// paged_decode_merge.
+// Two ways to spread the work over thread blocks (CTAs), the same arithmetic inside:
+// - paged_decode_stream (the default): a grid of as many CTAs as fit on the GPU at once; the
+//   (sequence, KV head) pairs' 16-token tiles, in order, are cut into one contiguous range per
+//   CTA of equal length (stream-K), so every CTA reads the same number of bytes and the launch is
+//   one wave with no tail. A CTA computes the pieces of its range one after the other; a pair
+//   split between CTAs leaves (max, sum, unnormalised output) per piece, and the CTA that
+//   finishes the pair's last piece (a counter per pair) merges them: no second launch.
+// - paged_decode: one CTA per (sequence, KV head, chunk of the sequence) (flash-decoding), and
+//   paged_decode_merge as a second launch for split sequences.
+// Inside a CTA, WARPS warps take the 16-token tiles of a piece in turn, each streaming K and V
+// tiles into its own shared-memory ring (STAGES deep), scoring all GROUP query heads of the KV
+// head at once with tensor-core mma (bf16/fp16 in, fp32 accumulate) with an online softmax; the
+// warps' partial results are merged in shared memory.
 
 #ifndef DTYPE_BF16
 #define DTYPE_BF16 1
@@ -51,6 +59,12 @@
 #ifndef HEADS_FIRST
 #define HEADS_FIRST 0
 #endif
+#ifndef COPY_BULK
+#define COPY_BULK 0
+#endif
+#ifndef MIN_CTAS
+#define MIN_CTAS 1
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -59,7 +73,14 @@ typedef unsigned long long u64;
 #define TILE 16
 #define ROW_BYTES (HEAD_DIM * 2)
 #define CHUNKS (HEAD_DIM / 8)
-#define TILE_BYTES (TILE * ROW_BYTES)
+#if COPY_BULK
+// Rows padded by 16 bytes: the 8 rows of an ldmatrix phase fall in 8 different bank groups.
+#define ROW_PITCH (ROW_BYTES + 16)
+#else
+// Rows unpadded, their 16-byte chunks XOR-swizzled by the row (see tile_offset).
+#define ROW_PITCH ROW_BYTES
+#endif
+#define TILE_BYTES (TILE * ROW_PITCH)
 #define STAGE_BYTES (2 * TILE_BYTES)
 #define TOKEN_STRIDE ((u64)KV_HEADS * ROW_BYTES)
 #define QUERY_HEADS (KV_HEADS * GROUP)
@@ -71,6 +92,9 @@ typedef unsigned long long u64;
 #endif
 #if GROUP < 1 || GROUP > 16
 #error "GROUP must be 1..16"
+#endif
+#if COPY_BULK && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "COPY_BULK needs sm_90 or later"
 #endif
 
 #if DTYPE_BF16
@@ -157,6 +181,252 @@ __device__ __forceinline__ u64 row_address(const int* table, int token, int head
            + (u64)within * TOKEN_STRIDE + (u64)head * ROW_BYTES;
 }
 
+// Shared-memory offset of 16-byte chunk `ch` of row `row` in a K or V tile.
+__device__ __forceinline__ u32 tile_offset(u32 row, u32 ch) {
+#if COPY_BULK
+    return row * ROW_PITCH + ch * 16;
+#else
+    return row * ROW_PITCH + ((ch ^ (row & 7)) * 16);
+#endif
+}
+
+__device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count));
+}
+
+__device__ __forceinline__ void barrier_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival on `bar` that also expects `bytes` of bulk copies to complete on it.
+__device__ __forceinline__ void barrier_expect(u32 bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+
+// Waits until the phase of `bar` with parity `parity` has completed.
+__device__ __forceinline__ void barrier_wait(u32 bar, u32 parity) {
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT;\n"
+                 "}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+
+// `bytes` (a multiple of 16) global -> shared by the copy engine, completing on `bar`.
+__device__ __forceinline__ void bulk_copy(u32 dst, u64 src, u32 bytes, u32 bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+// Orders this thread's ordinary shared-memory writes before later copy-engine accesses.
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Query rows of KV head `head`'s group as mma A fragments (rows >= GROUP are zero).
+__device__ __forceinline__ void load_query(u32 (&qa)[HEAD_DIM / 16][4], const u16* query, int seq, int head, u32 g,
+                                           u32 t) {
+    const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
+#pragma unroll
+    for (int s = 0; s < HEAD_DIM / 16; ++s) {
+        qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
+        qa[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
+        qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
+        qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
+    }
+}
+
+// One warp's running softmax state: GROUP heads (mma rows g and g + 8) × HEAD_DIM.
+struct Running {
+    float o[HEAD_DIM / 8][4];
+    float rowMax[2];
+    float rowSum[2];
+
+    __device__ __forceinline__ void reset() {
+#pragma unroll
+        for (int n = 0; n < HEAD_DIM / 8; ++n) {
+            o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+        }
+        rowMax[0] = rowMax[1] = NEG_INF;
+        rowSum[0] = rowSum[1] = 0.f;
+    }
+};
+
+// Queues the cp.async copies of the K and V rows of tokens first .. first + TILE - 1 (those below
+// `end`; zeros for the others) of KV head `head` into the ring slot at `slot`.
+__device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int first, int end, int head, u64 kBase,
+                                                u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
+#if BLOCK_TOKENS % TILE == 0
+    // A tile lies in one block: one table look-up.
+    const u64 tileBase = row_address(table, first, head, kBase, blockStride, pageStride);
+#endif
+#pragma unroll
+    for (int i = 0; i < TILE * CHUNKS / 32; ++i) {
+        const u32 c = lane + 32 * i;
+        const u32 r = c / CHUNKS;
+        const u32 ch = c % CHUNKS;
+        const int token = first + (int)r;
+        const u32 dst = slot + tile_offset(r, ch);
+        if (token < end) {
+#if BLOCK_TOKENS % TILE == 0
+            const u64 src = tileBase + r * TOKEN_STRIDE + ch * 16;
+#else
+            const u64 src = row_address(table, token, head, kBase, blockStride, pageStride) + ch * 16;
+#endif
+            copy16(dst, src, 16);
+            copy16(dst + TILE_BYTES, src + vDelta, 16);
+        } else {
+            copy16(dst, kBase, 0);
+            copy16(dst + TILE_BYTES, kBase, 0);
+        }
+    }
+}
+
+#if COPY_BULK
+// Queues one bulk copy per K row (lanes 0..15) and V row (lanes 16..31) of tokens first ..
+// first + TILE - 1 below `end` into the slot at `slot`, completing on `bar`; V rows past `end`
+// are zeroed (their softmax weight is 0, and 0 × NaN would not be).
+__device__ __forceinline__ void copy_tile_bulk(u32 slot, u32 bar, const int* table, int first, int end, int head,
+                                               u64 kBase, u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
+    const int rows = min(TILE, end - first);
+    if (lane == 0) {
+        barrier_expect(bar, (u32)rows * ROW_BYTES * 2);
+    }
+    __syncwarp();
+    const u32 r = lane & (TILE - 1);
+    const u32 isValue = lane / TILE;
+    const u32 dst = slot + isValue * TILE_BYTES + r * ROW_PITCH;
+    if ((int)r < rows) {
+        const u64 src = row_address(table, first + (int)r, head, kBase, blockStride, pageStride) + (isValue ? vDelta : 0);
+        bulk_copy(dst, src, ROW_BYTES, bar);
+    } else if (isValue) {
+        for (u32 ch = 0; ch < CHUNKS; ++ch) {
+            asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};\n" :: "r"(dst + ch * 16), "r"(0u) : "memory");
+        }
+        fence_proxy_async();
+    }
+}
+#endif
+
+// Folds one K and V tile (tokens first .. first + 15, those at or past `end` masked) into `run`.
+__device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
+                                            int first, int end, float scaleLog2, u32 lane) {
+    const u32 t = lane & 3;
+    // Scores of GROUP heads (rows) × 16 tokens (two n-tiles of 8).
+    float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    {
+        const u32 m = lane >> 3;
+        const u32 row = 8 * (m >> 1) + (lane & 7);
+#pragma unroll
+        for (int s = 0; s < HEAD_DIM / 16; ++s) {
+            const u32 ch = 2 * s + (m & 1);
+            u32 b00, b01, b10, b11;
+            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset(row, ch));
+            mma(sc[0], qa[s], b00, b01);
+            mma(sc[1], qa[s], b10, b11);
+        }
+    }
+    float tileMax[2] = {NEG_INF, NEG_INF};
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int token = first + 8 * n + 2 * (int)t + (e & 1);
+            sc[n][e] = token < end ? sc[n][e] * scaleLog2 : NEG_INF;
+            tileMax[e >> 1] = fmaxf(tileMax[e >> 1], sc[n][e]);
+        }
+    }
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
+        tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
+        const float next = fmaxf(run.rowMax[r], tileMax[r]);
+        const float base = next == NEG_INF ? 0.f : next;
+        alpha[r] = exp2f(run.rowMax[r] - base);
+        run.rowMax[r] = next;
+        tileMax[r] = base;
+        run.rowSum[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            sc[n][e] = exp2f(sc[n][e] - tileMax[e >> 1]);
+            run.rowSum[e >> 1] += sc[n][e];
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+        run.o[n][0] *= alpha[0];
+        run.o[n][1] *= alpha[0];
+        run.o[n][2] *= alpha[1];
+        run.o[n][3] *= alpha[1];
+    }
+    const u32 pa[4] = {pack(sc[0][0], sc[0][1]), pack(sc[0][2], sc[0][3]), pack(sc[1][0], sc[1][1]),
+                       pack(sc[1][2], sc[1][3])};
+    {
+        const u32 m = lane >> 3;
+        const u32 row = 8 * (m & 1) + (lane & 7);
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 16; ++p) {
+            const u32 ch = 2 * p + (m >> 1);
+            u32 b0, b1, b2, b3;
+            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset(row, ch));
+            mma(run.o[2 * p], pa, b0, b1);
+            mma(run.o[2 * p + 1], pa, b2, b3);
+        }
+    }
+}
+
+// Leaves each warp's (max, sum) per head and partial output in shared memory (`stats`, `parts`);
+// the caller synchronises the block before combine_warps reads them.
+__device__ __forceinline__ void leave_for_merge(Running& run, float* stats, float* parts, u32 warp, u32 lane) {
+    const u32 g = lane >> 2;
+    const u32 t = lane & 3;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 1);
+        run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 2);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const u32 h = g + 8 * r;
+        if (h < GROUP) {
+            if (t == 0) {
+                stats[2 * (warp * GROUP + h)] = run.rowMax[r];
+                stats[2 * (warp * GROUP + h) + 1] = run.rowSum[r];
+            }
+            float* dst = parts + (warp * GROUP + h) * HEAD_DIM;
+#pragma unroll
+            for (int n = 0; n < HEAD_DIM / 8; ++n) {
+                dst[8 * n + 2 * t] = run.o[n][2 * r];
+                dst[8 * n + 2 * t + 1] = run.o[n][2 * r + 1];
+            }
+        }
+    }
+}
+
+// The warps' results for head h, element d: the common max, the sum and the output under it.
+__device__ __forceinline__ void combine_warps(const float* stats, const float* parts, int h, int d, float& m, float& sum,
+                                             float& acc) {
+    m = NEG_INF;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        m = fmaxf(m, stats[2 * (w * GROUP + h)]);
+    }
+    sum = 0.f;
+    acc = 0.f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        const float wm = stats[2 * (w * GROUP + h)];
+        const float scale = wm == NEG_INF ? 0.f : exp2f(wm - m);
+        sum += scale * stats[2 * (w * GROUP + h) + 1];
+        acc += scale * parts[(w * GROUP + h) * HEAD_DIM + d];
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS)
 paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
              float2* __restrict__ partialStats, const int* __restrict__ tables, const int* __restrict__ tableStart,
@@ -180,31 +450,14 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     const int splits = (length + chunkTokens - 1) / chunkTokens;
     const u32 warp = threadIdx.x >> 5;
     const u32 lane = threadIdx.x & 31;
-    const u32 g = lane >> 2;
-    const u32 t = lane & 3;
     const int* table = tables + tableStart[seq];
 
-    // Query rows of this KV head's group as mma A fragments (rows >= GROUP are zero).
     u32 qa[HEAD_DIM / 16][4];
-    const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
-#pragma unroll
-    for (int s = 0; s < HEAD_DIM / 16; ++s) {
-        qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
-        qa[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
-        qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
-        qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
-    }
+    load_query(qa, query, seq, head, lane >> 2, lane & 3);
+    Running run;
+    run.reset();
 
-    float o[HEAD_DIM / 8][4];
-#pragma unroll
-    for (int n = 0; n < HEAD_DIM / 8; ++n) {
-        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    }
-    float rowMax[2] = {NEG_INF, NEG_INF};
-    float rowSum[2] = {0.f, 0.f};
-
-    unsigned char* ring = smem + warp * (STAGES * STAGE_BYTES);
-    const u32 ringAddress = shared_address(ring);
+    const u32 ringAddress = shared_address(smem + warp * (STAGES * STAGE_BYTES));
     const u64 vDelta = vBase - kBase;
     const int tiles = (end - begin + TILE - 1) / TILE;
     const int mine = tiles > (int)warp ? (tiles - (int)warp + WARPS - 1) / WARPS : 0;
@@ -212,24 +465,8 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     // Queue the copies of this warp's j-th tile into ring slot j % STAGES.
     auto issue = [&](int j) {
         if (j < mine) {
-            const int first = begin + ((int)warp + j * WARPS) * TILE;
-            const u32 slot = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
-#pragma unroll
-            for (int i = 0; i < TILE * CHUNKS / 32; ++i) {
-                const u32 c = lane + 32 * i;
-                const u32 r = c / CHUNKS;
-                const u32 ch = c % CHUNKS;
-                const int token = first + (int)r;
-                const u32 dst = slot + r * ROW_BYTES + ((ch ^ (r & 7)) * 16);
-                if (token < end) {
-                    const u64 src = row_address(table, token, head, kBase, blockStride, pageStride) + ch * 16;
-                    copy16(dst, src, 16);
-                    copy16(dst + TILE_BYTES, src + vDelta, 16);
-                } else {
-                    copy16(dst, kBase, 0);
-                    copy16(dst + TILE_BYTES, kBase, 0);
-                }
-            }
+            copy_tile_async(ringAddress + (u32)(j % STAGES) * STAGE_BYTES, table, begin + ((int)warp + j * WARPS) * TILE,
+                            end, head, kBase, vDelta, blockStride, pageStride, lane);
         }
         commit();
     };
@@ -243,122 +480,22 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
         wait_pending<STAGES - 1>();
         __syncwarp();
         const u32 kTile = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
-        const u32 vTile = kTile + TILE_BYTES;
-        const int first = begin + ((int)warp + j * WARPS) * TILE;
-
-        // Scores of GROUP heads (rows) × 16 tokens (two n-tiles of 8).
-        float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-        {
-            const u32 m = lane >> 3;
-            const u32 row = 8 * (m >> 1) + (lane & 7);
-#pragma unroll
-            for (int s = 0; s < HEAD_DIM / 16; ++s) {
-                const u32 ch = 2 * s + (m & 1);
-                u32 b00, b01, b10, b11;
-                ldmatrix4(b00, b01, b10, b11, kTile + row * ROW_BYTES + ((ch ^ (row & 7)) * 16));
-                mma(sc[0], qa[s], b00, b01);
-                mma(sc[1], qa[s], b10, b11);
-            }
-        }
-        float tileMax[2] = {NEG_INF, NEG_INF};
-#pragma unroll
-        for (int n = 0; n < 2; ++n) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int token = first + 8 * n + 2 * (int)t + (e & 1);
-                sc[n][e] = token < end ? sc[n][e] * scaleLog2 : NEG_INF;
-                tileMax[e >> 1] = fmaxf(tileMax[e >> 1], sc[n][e]);
-            }
-        }
-        float alpha[2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
-            tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
-            const float next = fmaxf(rowMax[r], tileMax[r]);
-            const float base = next == NEG_INF ? 0.f : next;
-            alpha[r] = exp2f(rowMax[r] - base);
-            rowMax[r] = next;
-            tileMax[r] = base;
-            rowSum[r] *= alpha[r];
-        }
-#pragma unroll
-        for (int n = 0; n < 2; ++n) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                sc[n][e] = exp2f(sc[n][e] - tileMax[e >> 1]);
-                rowSum[e >> 1] += sc[n][e];
-            }
-        }
-#pragma unroll
-        for (int n = 0; n < HEAD_DIM / 8; ++n) {
-            o[n][0] *= alpha[0];
-            o[n][1] *= alpha[0];
-            o[n][2] *= alpha[1];
-            o[n][3] *= alpha[1];
-        }
-        const u32 pa[4] = {pack(sc[0][0], sc[0][1]), pack(sc[0][2], sc[0][3]), pack(sc[1][0], sc[1][1]),
-                           pack(sc[1][2], sc[1][3])};
-        {
-            const u32 m = lane >> 3;
-            const u32 row = 8 * (m & 1) + (lane & 7);
-#pragma unroll
-            for (int p = 0; p < HEAD_DIM / 16; ++p) {
-                const u32 ch = 2 * p + (m >> 1);
-                u32 b0, b1, b2, b3;
-                ldmatrix4_trans(b0, b1, b2, b3, vTile + row * ROW_BYTES + ((ch ^ (row & 7)) * 16));
-                mma(o[2 * p], pa, b0, b1);
-                mma(o[2 * p + 1], pa, b2, b3);
-            }
-        }
+        attend_tile(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
         __syncwarp();
     }
     wait_pending<0>();
-
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 1);
-        rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 2);
-    }
 
     // Merge the warps: per warp and head, (max, sum) then HEAD_DIM partial outputs.
     __syncthreads();
     float* stats = (float*)smem;
     float* parts = stats + 2 * WARPS * GROUP;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const u32 h = g + 8 * r;
-        if (h < GROUP) {
-            if (t == 0) {
-                stats[2 * (warp * GROUP + h)] = rowMax[r];
-                stats[2 * (warp * GROUP + h) + 1] = rowSum[r];
-            }
-            float* dst = parts + (warp * GROUP + h) * HEAD_DIM;
-#pragma unroll
-            for (int n = 0; n < HEAD_DIM / 8; ++n) {
-                dst[8 * n + 2 * t] = o[n][2 * r];
-                dst[8 * n + 2 * t + 1] = o[n][2 * r + 1];
-            }
-        }
-    }
+    leave_for_merge(run, stats, parts, warp, lane);
     __syncthreads();
     for (int i = threadIdx.x; i < GROUP * HEAD_DIM; i += THREADS) {
         const int h = i / HEAD_DIM;
         const int d = i % HEAD_DIM;
-        float m = NEG_INF;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
-            m = fmaxf(m, stats[2 * (w * GROUP + h)]);
-        }
-        float sum = 0.f;
-        float acc = 0.f;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
-            const float wm = stats[2 * (w * GROUP + h)];
-            const float scale = wm == NEG_INF ? 0.f : exp2f(wm - m);
-            sum += scale * stats[2 * (w * GROUP + h) + 1];
-            acc += scale * parts[(w * GROUP + h) * HEAD_DIM + d];
-        }
+        float m, sum, acc;
+        combine_warps(stats, parts, h, d, m, sum, acc);
         const u64 queryHead = (u64)seq * QUERY_HEADS + (u64)head * GROUP + h;
         if (splits == 1) {
             out[queryHead * HEAD_DIM + d] = to_half(acc / sum);
@@ -370,6 +507,255 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
             }
         }
     }
+}
+
+// ---- stream-K: one contiguous range of tiles per CTA ----
+
+// A (sequence, KV head) pair's tiles in the launch's tile order: pair (seq, head) holds global
+// tiles [begin, end), begin = KV_HEADS × tileStart[seq] + head × (tiles of seq).
+struct Pair {
+    int seq;
+    int head;
+    u64 begin;
+    u64 end;
+};
+
+// The first sequence whose tiles reach past global tile x.
+__device__ __forceinline__ int sequence_at(const int* tileStart, int sequences, u64 x) {
+    int lo = 0;
+    int hi = sequences - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if ((u64)KV_HEADS * (u32)tileStart[mid] <= x) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+// The pair holding global tile x; `seq` is a sequence at or before it.
+__device__ __forceinline__ Pair pair_at(const int* tileStart, int sequences, u64 x, int seq) {
+    while (seq + 1 < sequences && (u64)KV_HEADS * (u32)tileStart[seq + 1] <= x) {
+        ++seq;
+    }
+    const u64 base = (u64)KV_HEADS * (u32)tileStart[seq];
+    const u32 tiles = (u32)(tileStart[seq + 1] - tileStart[seq]);
+    Pair p;
+    p.seq = seq;
+    p.head = (int)((x - base) / tiles);
+    p.begin = base + (u64)p.head * tiles;
+    p.end = p.begin + tiles;
+    return p;
+}
+
+// First global tile of CTA c's range.
+__device__ __forceinline__ u64 range_start(u64 total, u32 c, u32 ctas) {
+    return total * c / ctas;
+}
+
+// The CTA whose range holds global tile x.
+__device__ __forceinline__ u32 owner_of(u64 total, u64 x, u32 ctas) {
+    u32 c = (u32)(x * ctas / total);
+    while (c + 1 < ctas && range_start(total, c + 1, ctas) <= x) {
+        ++c;
+    }
+    return c;
+}
+
+// A warp's walk over its tiles of the CTA's range: in each piece (the range cut at pair
+// boundaries), tiles warp, warp + WARPS, ... of the piece.
+struct Walk {
+    u64 tile;
+    u64 pieceEnd;
+    Pair pair;
+
+    __device__ __forceinline__ void settle(const int* tileStart, int sequences, u64 rangeEnd, u32 warp) {
+        while (tile >= pieceEnd && pieceEnd < rangeEnd) {
+            const u64 next = pieceEnd;
+            pair = pair_at(tileStart, sequences, next, pair.seq);
+            pieceEnd = min(rangeEnd, pair.end);
+            tile = next + warp;
+        }
+    }
+};
+
+__device__ __forceinline__ float load_cg(const float* p) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ float2 load_cg2(const float2* p) {
+    float2 v;
+    asm volatile("ld.global.cg.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
+    return v;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_CTAS)
+paged_decode_stream(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
+                    float2* __restrict__ partialStats, int* __restrict__ counters, const int* __restrict__ tables,
+                    const int* __restrict__ tableStart, const int* __restrict__ tileStart,
+                    const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride,
+                    int sequences, float scaleLog2) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const u32 ctas = gridDim.x;
+    const u32 cta = blockIdx.x;
+    const u64 total = (u64)KV_HEADS * (u32)tileStart[sequences];
+    const u64 rangeBegin = range_start(total, cta, ctas);
+    const u64 rangeEnd = range_start(total, cta + 1, ctas);
+    if (rangeBegin >= rangeEnd) {
+        return;
+    }
+    const u32 warp = threadIdx.x >> 5;
+    const u32 lane = threadIdx.x & 31;
+    const u64 vDelta = vBase - kBase;
+
+    float* stats = (float*)(smem + WARPS * STAGES * STAGE_BYTES);
+    float* parts = stats + 2 * WARPS * GROUP;
+    u64* bars = (u64*)(parts + WARPS * GROUP * HEAD_DIM);
+    int* lastFlag = (int*)(bars + WARPS * STAGES);
+    const u32 ringAddress = shared_address(smem + warp * (STAGES * STAGE_BYTES));
+#if COPY_BULK
+    const u32 barAddress = shared_address(bars + warp * STAGES);
+    if (lane == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            barrier_init(barAddress + 8 * s, 1);
+        }
+        barrier_init_fence();
+    }
+    __syncwarp();
+#endif
+
+    const Pair firstPair = pair_at(tileStart, sequences, rangeBegin, sequence_at(tileStart, sequences, rangeBegin));
+    Walk walk;
+    walk.pair = firstPair;
+    walk.pieceEnd = min(rangeEnd, walk.pair.end);
+    walk.tile = rangeBegin + warp;
+    walk.settle(tileStart, sequences, rangeEnd, warp);
+    u32 issued = 0;
+
+    // Queues this warp's next tile, if any, into ring slot issued % STAGES.
+    auto issue = [&]() {
+        if (walk.tile < walk.pieceEnd) {
+            const int seq = walk.pair.seq;
+            const u32 slot = ringAddress + (issued % STAGES) * STAGE_BYTES;
+            const int first = (int)(walk.tile - walk.pair.begin) * TILE;
+#if COPY_BULK
+            copy_tile_bulk(slot, barAddress + 8 * (issued % STAGES), tables + tableStart[seq], first, lengths[seq],
+                           walk.pair.head, kBase, vDelta, blockStride, pageStride, lane);
+#else
+            copy_tile_async(slot, tables + tableStart[seq], first, lengths[seq], walk.pair.head, kBase, vDelta,
+                            blockStride, pageStride, lane);
+#endif
+            ++issued;
+            walk.tile += WARPS;
+            walk.settle(tileStart, sequences, rangeEnd, warp);
+        }
+#if !COPY_BULK
+        commit();
+#endif
+    };
+
+#pragma unroll
+    for (int j = 0; j < STAGES - 1; ++j) {
+        issue();
+    }
+
+    u32 used = 0;
+    Pair pair = firstPair;
+    u64 piece = rangeBegin;
+    while (true) {
+        const u64 pieceEnd = min(rangeEnd, pair.end);
+        const int seq = pair.seq;
+        const int length = lengths[seq];
+        u32 qa[HEAD_DIM / 16][4];
+        load_query(qa, query, seq, pair.head, lane >> 2, lane & 3);
+        Running run;
+        run.reset();
+        for (u64 tile = piece + warp; tile < pieceEnd; tile += WARPS) {
+            issue();
+            const u32 slot = used % STAGES;
+#if COPY_BULK
+            barrier_wait(barAddress + 8 * slot, (used / STAGES) & 1);
+#else
+            wait_pending<STAGES - 1>();
+#endif
+            __syncwarp();
+            const u32 kTile = ringAddress + slot * STAGE_BYTES;
+            attend_tile(run, qa, kTile, kTile + TILE_BYTES, (int)(tile - pair.begin) * TILE, length, scaleLog2, lane);
+            ++used;
+            __syncwarp();
+        }
+
+        leave_for_merge(run, stats, parts, warp, lane);
+        __syncthreads();
+        const bool whole = piece == pair.begin && pieceEnd == pair.end;
+        const u32 slot = 2 * cta + (piece == rangeBegin ? 0 : 1);
+        for (int i = threadIdx.x; i < GROUP * HEAD_DIM; i += THREADS) {
+            const int h = i / HEAD_DIM;
+            const int d = i % HEAD_DIM;
+            float m, sum, acc;
+            combine_warps(stats, parts, h, d, m, sum, acc);
+            if (whole) {
+                out[((u64)seq * QUERY_HEADS + (u64)pair.head * GROUP + h) * HEAD_DIM + d] = to_half(acc / sum);
+            } else {
+                partial[((u64)slot * GROUP + h) * HEAD_DIM + d] = acc;
+                if (d == 0) {
+                    partialStats[(u64)slot * GROUP + h] = make_float2(m, sum);
+                }
+            }
+        }
+        if (!whole) {
+            // The CTA that leaves the pair's last piece merges all of them.
+            __threadfence();
+            __syncthreads();
+            const u32 firstCta = owner_of(total, pair.begin, ctas);
+            const u32 lastCta = owner_of(total, pair.end - 1, ctas);
+            if (threadIdx.x == 0) {
+                int* counter = counters + (u64)seq * KV_HEADS + pair.head;
+                const int before = atomicAdd(counter, 1);
+                const bool last = before == (int)(lastCta - firstCta);
+                if (last) {
+                    *counter = 0;
+                }
+                *lastFlag = last;
+            }
+            __syncthreads();
+            if (*lastFlag) {
+                __threadfence();
+                for (int i = threadIdx.x; i < GROUP * HEAD_DIM; i += THREADS) {
+                    const int h = i / HEAD_DIM;
+                    const int d = i % HEAD_DIM;
+                    float m = NEG_INF;
+                    for (u32 c = firstCta; c <= lastCta; ++c) {
+                        const u32 s = 2 * c + (range_start(total, c, ctas) < pair.begin ? 1 : 0);
+                        m = fmaxf(m, load_cg2(partialStats + (u64)s * GROUP + h).x);
+                    }
+                    float sum = 0.f;
+                    float acc = 0.f;
+                    for (u32 c = firstCta; c <= lastCta; ++c) {
+                        const u32 s = 2 * c + (range_start(total, c, ctas) < pair.begin ? 1 : 0);
+                        const float2 ms = load_cg2(partialStats + (u64)s * GROUP + h);
+                        const float scale = exp2f(ms.x - m);
+                        sum += scale * ms.y;
+                        acc += scale * load_cg(partial + ((u64)s * GROUP + h) * HEAD_DIM + d);
+                    }
+                    out[((u64)seq * QUERY_HEADS + (u64)pair.head * GROUP + h) * HEAD_DIM + d] = to_half(acc / sum);
+                }
+            }
+        }
+        __syncthreads();
+        if (pieceEnd >= rangeEnd) {
+            break;
+        }
+        piece = pieceEnd;
+        pair = pair_at(tileStart, sequences, piece, seq);
+    }
+#if !COPY_BULK
+    wait_pending<0>();
+#endif
 }
 
 // Merges the splits of every sequence that has more than one: grid (QUERY_HEADS, sequences),
@@ -445,4 +831,74 @@ paged_read(const int* __restrict__ tables, const int* __restrict__ tableStart, c
     if (fold == 0x9e3779b9u) {
         sink[0] = fold;
     }
+}
+
+// The bulk-copy read floor: the same K and V bytes again (every KV head of every token below
+// each sequence's length), fetched by the copy engine in runs as long as a block allows (a
+// 16-token tile of all heads is one run when blocks hold 16 or more tokens) into a ring of
+// `slots` shared-memory slots of one tile of one buffer each, kept full; nothing is computed.
+// The tiles, (sequence, tile) in order, are cut into one equal range per CTA, as in
+// paged_decode_stream. One thread per CTA issues everything.
+extern "C" __global__ void __launch_bounds__(32)
+paged_read_bulk(const int* __restrict__ tables, const int* __restrict__ tableStart, const int* __restrict__ tileStart,
+                const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride, int sequences,
+                int slots) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char smem[];
+    if (threadIdx.x != 0) {
+        return;
+    }
+    const u32 slotBytes = (u32)(TILE * TOKEN_STRIDE);
+    const u32 ring = shared_address(smem);
+    const u32 bars = ring + (u32)slots * slotBytes;
+    for (int s = 0; s < slots; ++s) {
+        barrier_init(bars + 8 * s, 1);
+    }
+    barrier_init_fence();
+    const u64 total = (u32)tileStart[sequences];
+    const u64 begin = total * blockIdx.x / gridDim.x;
+    const u64 end = total * (blockIdx.x + 1) / gridDim.x;
+    int seq = 0;
+    {
+        int lo = 0;
+        int hi = sequences - 1;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            if ((u64)(u32)tileStart[mid] <= begin) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        seq = lo;
+    }
+    u32 k = 0;
+    for (u64 w = begin; w < end; ++w) {
+        while ((u64)(u32)tileStart[seq + 1] <= w) {
+            ++seq;
+        }
+        const int* table = tables + tableStart[seq];
+        const int first = (int)(w - (u32)tileStart[seq]) * TILE;
+        const int last = min(lengths[seq], first + TILE);
+        for (int buffer = 0; buffer < 2; ++buffer, ++k) {
+            const u32 slot = k % (u32)slots;
+            const u32 use = k / (u32)slots;
+            if (use > 0) {
+                barrier_wait(bars + 8 * slot, (use - 1) & 1);
+            }
+            barrier_expect(bars + 8 * slot, (u32)(last - first) * (u32)TOKEN_STRIDE);
+            const u64 base = buffer == 0 ? kBase : vBase;
+            for (int token = first; token < last;) {
+                const int run = min(last, (token / BLOCK_TOKENS + 1) * BLOCK_TOKENS) - token;
+                bulk_copy(ring + slot * slotBytes + (u32)(token - first) * (u32)TOKEN_STRIDE,
+                          row_address(table, token, 0, base, blockStride, pageStride), (u32)run * (u32)TOKEN_STRIDE,
+                          bars + 8 * slot);
+                token += run;
+            }
+        }
+    }
+    for (u32 n = k > (u32)slots ? k - (u32)slots : 0; n < k; ++n) {
+        barrier_wait(bars + 8 * (n % (u32)slots), (n / (u32)slots) & 1);
+    }
+#endif
 }

@@ -79,6 +79,11 @@ public final class AttentionBenchmark {
     static final int TOKENS = 64 * 4096;
     static final int[][] SHAPES = {{64, 4096}, {256, 1024}, {16, 16384}};
     static final int LAUNCHES = 10;
+    /**
+     * The read floors timed: {0, 0} the 16-byte-load kernel, {n, s} the bulk-copy kernel with n
+     * thread blocks per multiprocessor of s slots; the table's floor is the fastest of them.
+     */
+    static final int[][] FLOORS = {{0, 0}, {1, 6}, {2, 3}, {3, 2}, {1, 3}, {4, 1}};
 
     /** One row: medians over the rounds and their spread (min..max), microseconds per launch. */
     public record Row(int batch, int sequence, long kvBytes, Stat floor, Stat paged, Stat contiguous, Stat torch) {
@@ -215,21 +220,42 @@ public final class AttentionBenchmark {
                     onPagesBatches.add(a);
                     onBufferBatches.add(b);
                 }
-                Map<Integer, List<Double>> floor = new HashMap<>();
                 Map<Integer, List<Double>> kernelOnPages = new HashMap<>();
                 Map<Integer, List<Double>> kernelOnBuffer = new HashMap<>();
+                double[][][] floors = new double[FLOORS.length][SHAPES.length][rounds];
                 for (int round = 0; round < rounds; round++) {
                     for (int i = 0; i < SHAPES.length; i++) {
                         DeviceBatch a = onPagesBatches.get(i);
                         DeviceBatch b = onBufferBatches.get(i);
-                        floor.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launchReadFloor(a, 0, stream)));
+                        for (int f = 0; f < FLOORS.length; f++) {
+                            int[] floor = FLOORS[f];
+                            floors[f][i][round] = timer.micros(() -> {
+                                if (floor[0] == 0) {
+                                    onPages.launchReadFloor(a, 0, stream);
+                                } else {
+                                    onPages.launchBulkReadFloor(a, 0, floor[0], floor[1], stream);
+                                }
+                            });
+                        }
                         kernelOnPages.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launch(a, 0, query, out, stream)));
                         kernelOnBuffer.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onBuffer.launch(b, 0, query, out, stream)));
                     }
                 }
                 Map<String, Stat> torch = torch(torchScript, rounds);
                 for (int i = 0; i < SHAPES.length; i++) {
-                    rows.add(new Row(SHAPES[i][0], SHAPES[i][1], batches.get(i).kvBytes(shape), Stat.of(floor.get(i)),
+                    Stat fastest = null;
+                    String named = "";
+                    for (int f = 0; f < FLOORS.length; f++) {
+                        Stat s = Stat.of(Arrays.stream(floors[f][i]).boxed().toList());
+                        System.out.printf("floor B=%d %s: %.1f us (%.1f..%.1f) %.2f TB/s%n", SHAPES[i][0], floorName(FLOORS[f]),
+                                s.median(), s.min(), s.max(), batches.get(i).kvBytes(shape) / (s.median() * 1e-6) / 1e12);
+                        if (fastest == null || s.median() < fastest.median()) {
+                            fastest = s;
+                            named = floorName(FLOORS[f]);
+                        }
+                    }
+                    System.out.printf("floor B=%d: the fastest is %s%n", SHAPES[i][0], named);
+                    rows.add(new Row(SHAPES[i][0], SHAPES[i][1], batches.get(i).kvBytes(shape), fastest,
                             Stat.of(kernelOnPages.get(i)), Stat.of(kernelOnBuffer.get(i)),
                             torch.get(SHAPES[i][0] + "x" + SHAPES[i][1])));
                 }
@@ -260,9 +286,12 @@ public final class AttentionBenchmark {
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
         List<KernelOptions> tried = List.of(defaults,
-                defaults.with(4, 2, 0, false, 0), defaults.with(3, 3, 0, false, 16), defaults.with(3, 3, 0, false, 0),
-                defaults.with(4, 3, 0, false, 0), defaults.with(2, 4, 0, false, 16), defaults.with(2, 4, 0, false, 0),
-                defaults.with(4, 2, 0, true, 16));
+                defaults.with(4, 2, 0, false, 16),
+                defaults.streamed(4, 2, true, 0), defaults.streamed(4, 4, true, 0), defaults.streamed(2, 4, true, 0),
+                defaults.streamed(2, 6, true, 0), defaults.streamed(8, 2, true, 0), defaults.streamed(8, 3, true, 0),
+                defaults.streamed(4, 3, true, 1),
+                defaults.streamed(4, 2, false, 0), defaults.streamed(4, 3, false, 0), defaults.streamed(4, 2, false, 3),
+                defaults.streamed(8, 2, false, 0));
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
@@ -319,9 +348,17 @@ public final class AttentionBenchmark {
     }
 
     static String launchShape(KernelOptions o) {
-        return String.format("warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
+        if (o.streamed()) {
+            return String.format("streamed %s warps=%d stages=%d blocks/SM=%s", o.bulkCopy() ? "bulk" : "cp.async",
+                    o.warps(), o.stages(), o.blocksPerMultiprocessor() == 0 ? "fit" : o.blocksPerMultiprocessor());
+        }
+        return String.format("chunked warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
                 o.l2Prefetch(), o.headsFirst(),
                 o.blocksPerMultiprocessor() == 0 ? "waves" : o.blocksPerMultiprocessor() + " blocks/SM");
+    }
+
+    static String floorName(int[] floor) {
+        return floor[0] == 0 ? "16-byte loads" : String.format("bulk copies, %d/SM x %d slots", floor[0], floor[1]);
     }
 
     /** {@code sequences} sequences of {@code length} tokens over the shuffled ids, one after the other. */
