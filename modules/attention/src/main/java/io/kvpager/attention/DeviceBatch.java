@@ -22,10 +22,11 @@ import jcuda.driver.CUstream;
 /**
  * A decode batch on the device: its block tables, table starts, tile starts
  * ({@link StreamPlan#tileStarts}) and lengths, and the scratch its plan needs (partial results,
- * and one counter per (sequence, KV head) that the streamed kernel leaves at zero after every
+ * and one counter per sequence that the whole-block kernel leaves at zero after every
  * launch), for every layer of one step. {@link #load} copies a checked batch in on the
  * caller's stream from pinned memory, asynchronously; the buffers grow when a batch needs more and
- * are reused otherwise. Use on one thread at a time; {@link #close()} frees everything.
+ * are reused otherwise. Use on one thread at a time, and queue its launches on one stream (they
+ * share the counters and scratch); {@link #close()} frees everything.
  */
 public final class DeviceBatch implements AutoCloseable {
 
@@ -63,7 +64,7 @@ public final class DeviceBatch implements AutoCloseable {
         long tableBytes = (long) entries * Integer.BYTES;
         long startBytes = (long) (sequences + 1) * Integer.BYTES;
         long lengthBytes = (long) sequences * Integer.BYTES;
-        long counterBytes = (long) sequences * shape.kvHeads() * Integer.BYTES;
+        long counterBytes = (long) sequences * Integer.BYTES;
         int[] tiles = StreamPlan.tileStarts(batch);
         if (copyPending) {
             cuEventSynchronize(copied);

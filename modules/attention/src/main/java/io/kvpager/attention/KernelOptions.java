@@ -5,29 +5,28 @@ import java.util.List;
 
 /**
  * What one compiled module of {@code paged_decode.cu} is specialised for: the shape, the cache's
- * blocks per page, and the launch's warps per thread block, copy stages per warp, the L2 prefetch
- * hint of each 16-byte copy (0, 64, 128 or 256 bytes), the chunked grid's order (KV heads or
- * splits first), and how tiles arrive (16-byte {@code cp.async} copies, or one bulk copy per row
- * completing on an mbarrier: {@code bulkCopy}, sm_90 and later). Every one becomes a {@code -D}
- * option, so the kernel's loops and divisions are fixed at compile time; the options with the
- * target architecture name a module in the {@link KernelCache}.
+ * blocks per page, and the launch's warps per thread block, copy stages, the L2 prefetch hint of
+ * each 16-byte copy (0, 64, 128 or 256 bytes) and the chunked grid's order (KV heads or splits
+ * first). Every one becomes a {@code -D} option, so the kernel's loops and divisions are fixed at
+ * compile time; the options with the target architecture name a module in the {@link KernelCache}.
  *
- * <p>{@code streamed} chooses the kernel: {@code paged_decode_stream} (one equal range of tiles
- * per thread block, {@link StreamPlan}) or the chunked {@code paged_decode} with its merge pass
- * ({@link SplitPlan}). {@code blocksPerMultiprocessor} sizes the grid, not compiled in except as
- * the streamed kernel's occupancy hint: streamed, the thread blocks per multiprocessor (0: as many
- * as fit); chunked, 0 for whole waves of the thread blocks that fit at once
- * ({@link SplitPlan#waves}), else that many thread blocks per multiprocessor
- * ({@link SplitPlan#of(DecodeBatch, int, int, int)}).
+ * <p>{@code wholeBlocks} chooses the kernel: {@code paged_decode_blocks} (one warp per KV head, so
+ * {@code warps} is the shape's KV heads, at most {@value #MAX_WHOLE_BLOCK_HEADS}; whole token rows
+ * by bulk copies, {@code stages} tiles deep; one equal range of tiles per thread block,
+ * {@link StreamPlan}; sm_90 and later) or the chunked {@code paged_decode} with its merge pass
+ * ({@link SplitPlan}). {@code blocksPerMultiprocessor} sizes the grid, not compiled in: whole
+ * blocks, the thread blocks per multiprocessor (0: as many as fit); chunked, 0 for whole waves of
+ * the thread blocks that fit at once ({@link SplitPlan#waves}), else that many thread blocks per
+ * multiprocessor ({@link SplitPlan#of(DecodeBatch, int, int, int)}).
  */
 public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch,
-                            boolean headsFirst, int blocksPerMultiprocessor, boolean streamed, boolean bulkCopy) {
+                            boolean headsFirst, int blocksPerMultiprocessor, boolean wholeBlocks) {
 
     /** Shared memory a thread block may use on the GPUs kvpager targets (sm_80 and later). */
     public static final int MAX_SHARED_BYTES = 227 * 1024;
-    /** Warps per thread block by default. */
-    public static final int DEFAULT_WARPS = 4;
-    /** Copy stages per warp by default, where they fit. */
+    /** KV heads the whole-block kernel takes at most (one warp each, registers for all of them). */
+    public static final int MAX_WHOLE_BLOCK_HEADS = 8;
+    /** Tiles in flight and in use of the whole-block kernel by default, where they fit. */
     public static final int DEFAULT_STAGES = 3;
 
     public KernelOptions {
@@ -47,51 +46,66 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
             throw new IllegalArgumentException("blocksPerMultiprocessor must be 0 (whole waves) or positive, got "
                     + blocksPerMultiprocessor);
         }
-        if (bulkCopy && l2Prefetch != 0) {
+        if (wholeBlocks && warps != shape.kvHeads()) {
+            throw new IllegalArgumentException("the whole-block kernel runs one warp per KV head: warps must be "
+                    + shape.kvHeads() + ", got " + warps);
+        }
+        if (wholeBlocks && shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS) {
+            throw new IllegalArgumentException("the whole-block kernel takes at most " + MAX_WHOLE_BLOCK_HEADS
+                    + " KV heads, the shape has " + shape.kvHeads() + ": use the chunked kernel");
+        }
+        if (wholeBlocks && l2Prefetch != 0) {
             throw new IllegalArgumentException("l2Prefetch is a hint of the 16-byte copies; bulk copies take none");
         }
-        if (sharedBytes(shape, warps, stages, streamed, bulkCopy) > MAX_SHARED_BYTES) {
+        if (sharedBytes(shape, warps, stages, wholeBlocks) > MAX_SHARED_BYTES) {
             throw new IllegalArgumentException(warps + " warps × " + stages + " stages of head size " + shape.headSize()
-                    + " need " + sharedBytes(shape, warps, stages, streamed, bulkCopy) + " bytes of shared memory; at most "
+                    + " need " + sharedBytes(shape, warps, stages, wholeBlocks) + " bytes of shared memory; at most "
                     + MAX_SHARED_BYTES + " fit");
         }
     }
 
-    /** Chunked options ({@code paged_decode}) with 16-byte copies. */
+    /** Chunked options ({@code paged_decode}). */
     public KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch, boolean headsFirst,
                          int blocksPerMultiprocessor) {
-        this(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, false, false);
+        this(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, false);
     }
 
     /**
-     * The defaults for {@code shape} over a cache of {@code geometry}: the streamed kernel, 4 warps,
-     * {@value #DEFAULT_STAGES} copy stages (fewer where the shared memory of a large head size and
-     * group does not hold them), bulk copies, as many thread blocks as fit: the fastest launch
-     * shape of those the benchmark tried on the H200 (docs/attention.md). Bulk copies need sm_90;
-     * {@link #portable} is the same with 16-byte copies.
+     * The defaults for {@code shape} over a cache of {@code geometry}: the whole-block kernel with
+     * {@value #DEFAULT_STAGES} stages (2 where 3 do not fit in shared memory) and as many thread
+     * blocks as fit, the fastest of the launch shapes the benchmark tried on the H200
+     * (docs/attention.md); where it cannot run (more than {@value #MAX_WHOLE_BLOCK_HEADS} KV heads,
+     * or not even 2 stages fit) the {@link #portable} chunked options. The whole-block kernel needs
+     * sm_90; on an older GPU use {@link #portable}.
      */
     public static KernelOptions of(AttentionShape shape, Geometry geometry) {
         shape.requireFits(geometry);
-        int stages = DEFAULT_STAGES;
-        while (stages > 2 && sharedBytes(shape, DEFAULT_WARPS, stages, true, true) > MAX_SHARED_BYTES) {
-            stages--;
+        KernelOptions chunked = new KernelOptions(shape, geometry.blocksPerPage(), 4, 2, 0, false,
+                SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+        if (shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS) {
+            return chunked;
         }
-        return new KernelOptions(shape, geometry.blocksPerPage(), DEFAULT_WARPS, stages, 0, false, 0, true, true);
+        for (int stages = DEFAULT_STAGES; stages >= 2; stages--) {
+            if (sharedBytes(shape, shape.kvHeads(), stages, true) <= MAX_SHARED_BYTES) {
+                return chunked.wholeBlocks(stages, 0);
+            }
+        }
+        return chunked;
     }
 
-    /** The defaults with 16-byte {@code cp.async} copies, for GPUs before sm_90. */
+    /** The chunked kernel's defaults (4 warps, 2 stages, 16 thread blocks per multiprocessor): any GPU, any shape. */
     public KernelOptions portable() {
-        return new KernelOptions(shape, blocksPerPage, warps, stages, 0, headsFirst, blocksPerMultiprocessor, streamed, false);
+        return new KernelOptions(shape, blocksPerPage, 4, 2, 0, false, SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
     }
 
-    /** Chunked options ({@code paged_decode}, 16-byte copies) with another launch shape. */
+    /** Chunked options ({@code paged_decode}) with another launch shape. */
     public KernelOptions with(int warps, int stages, int l2Prefetch, boolean headsFirst, int blocksPerMultiprocessor) {
         return new KernelOptions(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor);
     }
 
-    /** Streamed options ({@code paged_decode_stream}) with another launch shape; 0 thread blocks: as many as fit. */
-    public KernelOptions streamed(int warps, int stages, boolean bulkCopy, int blocksPerMultiprocessor) {
-        return new KernelOptions(shape, blocksPerPage, warps, stages, 0, false, blocksPerMultiprocessor, true, bulkCopy);
+    /** Whole-block options with {@code stages} tiles deep; 0 thread blocks per multiprocessor: as many as fit. */
+    public KernelOptions wholeBlocks(int stages, int blocksPerMultiprocessor) {
+        return new KernelOptions(shape, blocksPerPage, shape.kvHeads(), stages, 0, false, blocksPerMultiprocessor, true);
     }
 
     /** Threads per thread block. */
@@ -100,12 +114,12 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     }
 
     /**
-     * Dynamic shared memory of one thread block: each warp's ring of K and V tiles, and the warps'
-     * results to merge (chunked: in the rings' place once they are drained; streamed: beside them,
-     * with the bulk copies' barriers and the last-piece flag).
+     * Dynamic shared memory of one thread block. Chunked: each warp's ring of K and V tiles, the
+     * warps' results merged in its place once drained. Whole blocks: {@code stages} tiles of K and V
+     * of every head, token rows padded by 16 bytes, one barrier per stage and the last-piece flag.
      */
     public int sharedBytes() {
-        return sharedBytes(shape, warps, stages, streamed, bulkCopy);
+        return sharedBytes(shape, warps, stages, wholeBlocks);
     }
 
     /** The NVRTC options, architecture excluded. */
@@ -120,20 +134,17 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
                 "-DWARPS=" + warps,
                 "-DSTAGES=" + stages,
                 "-DL2_PREFETCH=" + l2Prefetch,
-                "-DHEADS_FIRST=" + (headsFirst ? 1 : 0),
-                "-DCOPY_BULK=" + (bulkCopy ? 1 : 0),
-                "-DMIN_CTAS=" + Math.max(1, streamed ? blocksPerMultiprocessor : 1));
+                "-DHEADS_FIRST=" + (headsFirst ? 1 : 0));
     }
 
-    private static int sharedBytes(AttentionShape shape, int warps, int stages, boolean streamed, boolean bulkCopy) {
-        // bulk copies land in rows padded by 16 bytes (no bank conflicts without a swizzle)
-        long tile = SplitPlan.TILE * (shape.rowBytes() + (bulkCopy ? 16L : 0L));
+    private static int sharedBytes(AttentionShape shape, int warps, int stages, boolean wholeBlocks) {
+        if (wholeBlocks) {
+            long tokenPitch = shape.rowBytes() * shape.kvHeads() + 16;
+            return (int) Math.min(Integer.MAX_VALUE, stages * (2L * SplitPlan.TILE * tokenPitch + Long.BYTES) + 16);
+        }
+        long tile = SplitPlan.TILE * shape.rowBytes();
         long ring = (long) warps * stages * 2 * tile;
         long merge = (long) warps * shape.group() * (shape.headSize() + 2) * Float.BYTES;
-        if (!streamed) {
-            return (int) Math.max(ring, merge);
-        }
-        long barriers = (long) warps * stages * Long.BYTES;
-        return (int) (ring + merge + barriers + 16);
+        return (int) Math.max(ring, merge);
     }
 }

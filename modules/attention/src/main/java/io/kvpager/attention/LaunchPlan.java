@@ -2,7 +2,7 @@ package io.kvpager.attention;
 
 /**
  * How one launch spreads a batch over thread blocks, and the scratch it needs for the results of
- * sequences cut between thread blocks: {@link StreamPlan} (the streamed kernel) or
+ * sequences cut between thread blocks: {@link StreamPlan} (the whole-block kernel) or
  * {@link SplitPlan} (the chunked kernel and its merge pass).
  */
 public sealed interface LaunchPlan permits SplitPlan, StreamPlan {

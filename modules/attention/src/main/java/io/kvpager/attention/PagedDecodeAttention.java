@@ -52,7 +52,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
     private final CUmodule module = new CUmodule();
     private final CUfunction decode = new CUfunction();
     private final CUfunction merge = new CUfunction();
-    private final CUfunction decodeStreamed = new CUfunction();
+    private final CUfunction decodeBlocks = new CUfunction();
     private final CUfunction read = new CUfunction();
     private final CUfunction readBulk = new CUfunction();
     private final int multiprocessors;
@@ -79,17 +79,19 @@ public final class PagedDecodeAttention implements AutoCloseable {
             this.architecture = "sm_" + major + minor;
             this.computeCapability = major * 10 + minor;
             this.maxSharedBytes = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-            if (options.bulkCopy() && computeCapability < 90) {
-                throw new IllegalArgumentException("bulk copies need sm_90 or later, this GPU is " + architecture
-                        + ": use KernelOptions.portable()");
+            if (options.wholeBlocks() && computeCapability < 90) {
+                throw new IllegalArgumentException("the whole-block kernel needs sm_90 or later, this GPU is "
+                        + architecture + ": use KernelOptions.portable()");
             }
             cuModuleLoadData(module, cache.module(architecture, options));
             cuModuleGetFunction(decode, module, "paged_decode");
             cuModuleGetFunction(merge, module, "paged_decode_merge");
-            cuModuleGetFunction(decodeStreamed, module, "paged_decode_stream");
+            if (options.wholeBlocks()) {
+                cuModuleGetFunction(decodeBlocks, module, "paged_decode_blocks");
+            }
             cuModuleGetFunction(read, module, "paged_read");
             cuModuleGetFunction(readBulk, module, "paged_read_bulk");
-            CUfunction used = options.streamed() ? decodeStreamed : decode;
+            CUfunction used = options.wholeBlocks() ? decodeBlocks : decode;
             cuFuncSetAttribute(used, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     options.sharedBytes());
             if (computeCapability >= 90) {
@@ -145,9 +147,9 @@ public final class PagedDecodeAttention implements AutoCloseable {
         batch.check(shape, tensors.geometry(), held);
         int perMultiprocessor = options.blocksPerMultiprocessor();
         LaunchPlan plan;
-        if (options.streamed()) {
+        if (options.wholeBlocks()) {
             int fit = perMultiprocessor == 0 ? residentPerMultiprocessor : Math.min(perMultiprocessor, residentPerMultiprocessor);
-            plan = StreamPlan.of(batch, shape.kvHeads(), multiprocessors * fit);
+            plan = StreamPlan.of(batch, multiprocessors * fit);
         } else {
             plan = perMultiprocessor == 0
                     ? SplitPlan.waves(batch, shape.kvHeads(), multiprocessors * residentPerMultiprocessor)
@@ -183,7 +185,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
                     Pointer.to(new long[] {keys}), Pointer.to(new long[] {values}),
                     Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
                     Pointer.to(new int[] {loaded.sequences()}), Pointer.to(new float[] {scaleLog2}));
-            cuLaunchKernel(decodeStreamed, plan.ctas(), 1, 1, options.threads(), 1, 1, options.sharedBytes(), stream, arguments,
+            cuLaunchKernel(decodeBlocks, plan.ctas(), 1, 1, options.threads(), 1, 1, options.sharedBytes(), stream, arguments,
                     null);
             return;
         }
@@ -230,23 +232,26 @@ public final class PagedDecodeAttention implements AutoCloseable {
 
     /**
      * Queues the bulk-copy read floor for layer {@code layer}: the same K and V bytes as
-     * {@link #launchReadFloor}, fetched by the copy engine in runs of up to a 16-token tile of all
-     * KV heads into {@code slots} shared-memory slots per thread block, {@code perMultiprocessor}
-     * thread blocks per multiprocessor, each with an equal share of the tiles. sm_90 and later.
+     * {@link #launchReadFloor}, fetched by the copy engine in copies of up to {@code runTokens}
+     * tokens of one block (every KV head) into {@code slots} shared-memory slots of a 16-token tile
+     * per thread block, {@code perMultiprocessor} thread blocks per multiprocessor, each with an
+     * equal share of the tiles. sm_90 and later.
      *
      * @throws IllegalArgumentException when the slots do not fit a thread block's shared memory
      * @throws IllegalStateException on a GPU before sm_90
      */
-    public void launchBulkReadFloor(DeviceBatch batch, int layer, int perMultiprocessor, int slots, CUstream stream) {
+    public void launchBulkReadFloor(DeviceBatch batch, int layer, int perMultiprocessor, int slots, int runTokens,
+                                    CUstream stream) {
         requireOpen();
         DecodeBatch loaded = requireLoaded(batch);
         if (computeCapability < 90) {
             throw new IllegalStateException("the bulk-copy floor needs sm_90 or later, this GPU is " + architecture);
         }
         long sharedBytes = (long) slots * (SplitPlan.TILE * shape.blockBytes() / shape.blockTokens() + Long.BYTES);
-        if (slots < 1 || perMultiprocessor < 1 || sharedBytes > maxSharedBytes) {
+        if (slots < 1 || perMultiprocessor < 1 || runTokens < 1 || sharedBytes > maxSharedBytes) {
             throw new IllegalArgumentException(slots + " slots need " + sharedBytes + " bytes of shared memory, at most "
-                    + maxSharedBytes + " fit; thread blocks per multiprocessor must be at least 1, got " + perMultiprocessor);
+                    + maxSharedBytes + " fit; thread blocks per multiprocessor and tokens per copy must be at least 1, got "
+                    + perMultiprocessor + " and " + runTokens);
         }
         long tiles = StreamPlan.tileStarts(loaded)[loaded.sequences()];
         int ctas = (int) Math.min(tiles, (long) multiprocessors * perMultiprocessor);
@@ -256,7 +261,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 Pointer.to(batch.lengths()), Pointer.to(new long[] {tensors.view(layer, KvTensors.KEYS)}),
                 Pointer.to(new long[] {tensors.view(layer, KvTensors.VALUES)}),
                 Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
-                Pointer.to(new int[] {loaded.sequences()}), Pointer.to(new int[] {slots}));
+                Pointer.to(new int[] {loaded.sequences()}), Pointer.to(new int[] {slots}), Pointer.to(new int[] {runTokens}));
         cuLaunchKernel(readBulk, ctas, 1, 1, 32, 1, 1, (int) sharedBytes, stream, arguments, null);
     }
 

@@ -1,12 +1,13 @@
 package io.kvpager.attention;
 
 /**
- * The streamed kernel's plan (stream-K): every (sequence, KV head) pair's 16-token tiles, pairs in
- * order, form one list of {@code tiles}, cut into {@code ctas} contiguous ranges that differ by at
- * most one tile, one per thread block. All thread blocks run at once, read the same number of
- * bytes and finish together: no tail, and no second launch, since the thread block that finishes
- * a cut pair's last piece merges its pieces. Each thread block leaves at most two cut pieces (its
- * range's first and last), so the scratch is two slots per thread block.
+ * The whole-block kernel's plan (stream-K): every sequence's 16-token tiles (every KV head of 16
+ * tokens), sequences in order, form one list of {@code tiles}, cut into {@code ctas} contiguous
+ * ranges that differ by at most one tile, one per thread block. All thread blocks run at once,
+ * read the same number of bytes and finish together: no tail, and no second launch, since the
+ * thread block that finishes a cut sequence's last piece merges its pieces. Each thread block
+ * leaves at most two cut pieces (its range's first and last), so the scratch is two slots of
+ * every query head per thread block.
  */
 public record StreamPlan(int ctas, long tiles) implements LaunchPlan {
 
@@ -20,27 +21,22 @@ public record StreamPlan(int ctas, long tiles) implements LaunchPlan {
     }
 
     /**
-     * The plan for {@code batch} with {@code kvHeads} KV heads when {@code resident} thread blocks
-     * run at once: that many thread blocks, or one per tile when there are fewer tiles.
+     * The plan for {@code batch} when {@code resident} thread blocks run at once: that many thread
+     * blocks, or one per tile when there are fewer tiles.
      *
-     * @throws IllegalArgumentException when a sequence's tiles do not fit the kernel's 32-bit tile
-     *     offsets
+     * @throws IllegalArgumentException when the tiles do not fit the kernel's 32-bit tile offsets
      */
-    public static StreamPlan of(DecodeBatch batch, int kvHeads, int resident) {
+    public static StreamPlan of(DecodeBatch batch, int resident) {
         if (resident <= 0) {
             throw new IllegalArgumentException("resident must be at least 1, got " + resident);
         }
-        if (kvHeads <= 0) {
-            throw new IllegalArgumentException("kvHeads must be at least 1, got " + kvHeads);
-        }
-        long perHead = tileStarts(batch)[batch.sequences()];
-        long tiles = perHead * kvHeads;
+        long tiles = tileStarts(batch)[batch.sequences()];
         return new StreamPlan((int) Math.min(resident, tiles), tiles);
     }
 
     /**
-     * Per sequence, where its tiles start in a list of every sequence's tiles of one head, and the
-     * total last: {@code sequences + 1} entries, what the kernel reads as {@code tileStart}.
+     * Per sequence, where its tiles start in the list of every sequence's tiles, and the total
+     * last: {@code sequences + 1} entries, what the kernels read as {@code tileStart}.
      */
     public static int[] tileStarts(DecodeBatch batch) {
         int[] starts = new int[batch.sequences() + 1];
@@ -49,7 +45,7 @@ public record StreamPlan(int ctas, long tiles) implements LaunchPlan {
             starts[i] = (int) sum;
             sum += (batch.length(i) + SplitPlan.TILE - 1) / SplitPlan.TILE;
             if (sum > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("the batch's " + sum + "+ tiles of 16 tokens per head exceed "
+                throw new IllegalArgumentException("the batch's " + sum + "+ tiles of 16 tokens exceed "
                         + Integer.MAX_VALUE);
             }
         }
@@ -59,11 +55,11 @@ public record StreamPlan(int ctas, long tiles) implements LaunchPlan {
 
     @Override
     public long partialBytes(int sequences, AttentionShape shape) {
-        return 2L * ctas * shape.group() * shape.headSize() * Float.BYTES;
+        return 2L * ctas * shape.queryHeads() * shape.headSize() * Float.BYTES;
     }
 
     @Override
     public long statsBytes(int sequences, AttentionShape shape) {
-        return 2L * ctas * shape.group() * 2 * Float.BYTES;
+        return 2L * ctas * shape.queryHeads() * 2 * Float.BYTES;
     }
 }

@@ -5,9 +5,7 @@
 //   DTYPE_BF16 (1: bfloat16, 0: float16), HEAD_DIM (64, 128, 256), GROUP (query heads per KV
 //   head, 1..16), KV_HEADS, BLOCK_TOKENS, BLOCKS_PER_PAGE, WARPS, STAGES, L2_PREFETCH (0, 64, 128
 //   or 256: the L2 prefetch size hint of each 16-byte copy), HEADS_FIRST (paged_decode's grid
-//   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split), COPY_BULK (1: tiles arrive
-//   by bulk copies, one per 16-token row of a head, completing on a per-slot mbarrier (sm_90);
-//   0: by 16-byte cp.async copies).
+//   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split).
 // No header is included, so the kernel compiles wherever NVRTC runs.
 //
 // Block layout (what an engine writes): block b of a (layer, buffer) view starts at
@@ -15,19 +13,21 @@
 // and holds BLOCK_TOKENS tokens × KV_HEADS heads × HEAD_DIM elements, row-major: token t,
 // head h, element d at byte ((t * KV_HEADS + h) * HEAD_DIM + d) * 2.
 //
-// Two ways to spread the work over thread blocks (CTAs), the same arithmetic inside:
-// - paged_decode_stream (the default): a grid of as many CTAs as fit on the GPU at once; the
-//   (sequence, KV head) pairs' 16-token tiles, in order, are cut into one contiguous range per
-//   CTA of equal length (stream-K), so every CTA reads the same number of bytes and the launch is
-//   one wave with no tail. A CTA computes the pieces of its range one after the other; a pair
-//   split between CTAs leaves (max, sum, unnormalised output) per piece, and the CTA that
-//   finishes the pair's last piece (a counter per pair) merges them: no second launch.
-// - paged_decode: one CTA per (sequence, KV head, chunk of the sequence) (flash-decoding), and
-//   paged_decode_merge as a second launch for split sequences.
-// Inside a CTA, WARPS warps take the 16-token tiles of a piece in turn, each streaming K and V
-// tiles into its own shared-memory ring (STAGES deep), scoring all GROUP query heads of the KV
-// head at once with tensor-core mma (bf16/fp16 in, fp32 accumulate) with an online softmax; the
-// warps' partial results are merged in shared memory.
+// Two kernels, the same arithmetic inside (tensor-core mma, bf16/fp16 in, fp32 accumulate, an
+// online softmax over 16-token tiles, all GROUP query heads of a KV head scored at once):
+// - paged_decode_blocks (sm_90, KV_HEADS <= 8, the default): one warp per KV head, so a thread
+//   block reads whole tokens (every head's row, TOKEN_STRIDE contiguous bytes) with the copy
+//   engine (cp.async.bulk, one copy per token row, completing on a per-stage mbarrier, STAGES
+//   tiles deep). The sequences' tiles, in order, are cut into one contiguous range per thread
+//   block of equal length (stream-K) over a grid of as many thread blocks as fit at once: every
+//   thread block reads the same bytes, the launch is one wave with no tail, and a sequence cut
+//   between thread blocks is merged by the one that finishes its last piece (a counter per
+//   sequence): no second launch.
+// - paged_decode (any GPU, any head count): one thread block per (sequence, KV head, chunk of
+//   the sequence) (flash-decoding); its WARPS warps take the chunk's tiles in turn, each
+//   streaming K and V into its own shared-memory ring with 16-byte cp.async copies (STAGES deep);
+//   the warps' results merge in shared memory, and paged_decode_merge (a second launch) merges
+//   the chunks of split sequences.
 
 #ifndef DTYPE_BF16
 #define DTYPE_BF16 1
@@ -59,12 +59,6 @@
 #ifndef HEADS_FIRST
 #define HEADS_FIRST 0
 #endif
-#ifndef COPY_BULK
-#define COPY_BULK 0
-#endif
-#ifndef MIN_CTAS
-#define MIN_CTAS 1
-#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -73,16 +67,13 @@ typedef unsigned long long u64;
 #define TILE 16
 #define ROW_BYTES (HEAD_DIM * 2)
 #define CHUNKS (HEAD_DIM / 8)
-#if COPY_BULK
-// Rows padded by 16 bytes: the 8 rows of an ldmatrix phase fall in 8 different bank groups.
-#define ROW_PITCH (ROW_BYTES + 16)
-#else
-// Rows unpadded, their 16-byte chunks XOR-swizzled by the row (see tile_offset).
-#define ROW_PITCH ROW_BYTES
-#endif
-#define TILE_BYTES (TILE * ROW_PITCH)
+#define TILE_BYTES (TILE * ROW_BYTES)
 #define STAGE_BYTES (2 * TILE_BYTES)
 #define TOKEN_STRIDE ((u64)KV_HEADS * ROW_BYTES)
+// paged_decode_blocks keeps token rows 16 bytes apart from a multiple of 128 bytes, so the 8
+// rows an ldmatrix phase reads fall in 8 different bank groups.
+#define TOKEN_PITCH ((u32)TOKEN_STRIDE + 16)
+#define TOKENS_BYTES (TILE * TOKEN_PITCH)
 #define QUERY_HEADS (KV_HEADS * GROUP)
 #define THREADS (WARPS * 32)
 #define NEG_INF (-__int_as_float(0x7f800000))
@@ -92,9 +83,6 @@ typedef unsigned long long u64;
 #endif
 #if GROUP < 1 || GROUP > 16
 #error "GROUP must be 1..16"
-#endif
-#if COPY_BULK && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "COPY_BULK needs sm_90 or later"
 #endif
 
 #if DTYPE_BF16
@@ -181,13 +169,11 @@ __device__ __forceinline__ u64 row_address(const int* table, int token, int head
            + (u64)within * TOKEN_STRIDE + (u64)head * ROW_BYTES;
 }
 
-// Shared-memory offset of 16-byte chunk `ch` of row `row` in a K or V tile.
+// Shared-memory offset of 16-byte chunk `ch` of row `row` of a K or V tile whose rows are PITCH
+// bytes apart; SWIZZLE: chunks XOR-swizzled by the row (rows unpadded, PITCH = ROW_BYTES).
+template <u32 PITCH, bool SWIZZLE>
 __device__ __forceinline__ u32 tile_offset(u32 row, u32 ch) {
-#if COPY_BULK
-    return row * ROW_PITCH + ch * 16;
-#else
-    return row * ROW_PITCH + ((ch ^ (row & 7)) * 16);
-#endif
+    return row * PITCH + (SWIZZLE ? ((ch ^ (row & 7)) * 16) : ch * 16);
 }
 
 __device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
@@ -254,7 +240,7 @@ struct Running {
 };
 
 // Queues the cp.async copies of the K and V rows of tokens first .. first + TILE - 1 (those below
-// `end`; zeros for the others) of KV head `head` into the ring slot at `slot`.
+// `end`; zeros for the others) of KV head `head` into the ring slot at `slot` (swizzled rows).
 __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int first, int end, int head, u64 kBase,
                                                 u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
 #if BLOCK_TOKENS % TILE == 0
@@ -267,7 +253,7 @@ __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int 
         const u32 r = c / CHUNKS;
         const u32 ch = c % CHUNKS;
         const int token = first + (int)r;
-        const u32 dst = slot + tile_offset(r, ch);
+        const u32 dst = slot + tile_offset<ROW_BYTES, true>(r, ch);
         if (token < end) {
 #if BLOCK_TOKENS % TILE == 0
             const u64 src = tileBase + r * TOKEN_STRIDE + ch * 16;
@@ -283,33 +269,9 @@ __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int 
     }
 }
 
-#if COPY_BULK
-// Queues one bulk copy per K row (lanes 0..15) and V row (lanes 16..31) of tokens first ..
-// first + TILE - 1 below `end` into the slot at `slot`, completing on `bar`; V rows past `end`
-// are zeroed (their softmax weight is 0, and 0 × NaN would not be).
-__device__ __forceinline__ void copy_tile_bulk(u32 slot, u32 bar, const int* table, int first, int end, int head,
-                                               u64 kBase, u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
-    const int rows = min(TILE, end - first);
-    if (lane == 0) {
-        barrier_expect(bar, (u32)rows * ROW_BYTES * 2);
-    }
-    __syncwarp();
-    const u32 r = lane & (TILE - 1);
-    const u32 isValue = lane / TILE;
-    const u32 dst = slot + isValue * TILE_BYTES + r * ROW_PITCH;
-    if ((int)r < rows) {
-        const u64 src = row_address(table, first + (int)r, head, kBase, blockStride, pageStride) + (isValue ? vDelta : 0);
-        bulk_copy(dst, src, ROW_BYTES, bar);
-    } else if (isValue) {
-        for (u32 ch = 0; ch < CHUNKS; ++ch) {
-            asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};\n" :: "r"(dst + ch * 16), "r"(0u) : "memory");
-        }
-        fence_proxy_async();
-    }
-}
-#endif
-
-// Folds one K and V tile (tokens first .. first + 15, those at or past `end` masked) into `run`.
+// Folds one K and V tile (tokens first .. first + 15, those at or past `end` masked) into `run`;
+// rows PITCH bytes apart (see tile_offset).
+template <u32 PITCH, bool SWIZZLE>
 __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
                                             int first, int end, float scaleLog2, u32 lane) {
     const u32 t = lane & 3;
@@ -322,7 +284,7 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
         for (int s = 0; s < HEAD_DIM / 16; ++s) {
             const u32 ch = 2 * s + (m & 1);
             u32 b00, b01, b10, b11;
-            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset(row, ch));
+            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset<PITCH, SWIZZLE>(row, ch));
             mma(sc[0], qa[s], b00, b01);
             mma(sc[1], qa[s], b10, b11);
         }
@@ -373,7 +335,7 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
         for (int p = 0; p < HEAD_DIM / 16; ++p) {
             const u32 ch = 2 * p + (m >> 1);
             u32 b0, b1, b2, b3;
-            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset(row, ch));
+            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset<PITCH, SWIZZLE>(row, ch));
             mma(run.o[2 * p], pa, b0, b1);
             mma(run.o[2 * p + 1], pa, b2, b3);
         }
@@ -480,7 +442,7 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
         wait_pending<STAGES - 1>();
         __syncwarp();
         const u32 kTile = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
-        attend_tile(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
+        attend_tile<ROW_BYTES, true>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
         __syncwarp();
     }
     wait_pending<0>();
@@ -507,255 +469,6 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
             }
         }
     }
-}
-
-// ---- stream-K: one contiguous range of tiles per CTA ----
-
-// A (sequence, KV head) pair's tiles in the launch's tile order: pair (seq, head) holds global
-// tiles [begin, end), begin = KV_HEADS × tileStart[seq] + head × (tiles of seq).
-struct Pair {
-    int seq;
-    int head;
-    u64 begin;
-    u64 end;
-};
-
-// The first sequence whose tiles reach past global tile x.
-__device__ __forceinline__ int sequence_at(const int* tileStart, int sequences, u64 x) {
-    int lo = 0;
-    int hi = sequences - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if ((u64)KV_HEADS * (u32)tileStart[mid] <= x) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    return lo;
-}
-
-// The pair holding global tile x; `seq` is a sequence at or before it.
-__device__ __forceinline__ Pair pair_at(const int* tileStart, int sequences, u64 x, int seq) {
-    while (seq + 1 < sequences && (u64)KV_HEADS * (u32)tileStart[seq + 1] <= x) {
-        ++seq;
-    }
-    const u64 base = (u64)KV_HEADS * (u32)tileStart[seq];
-    const u32 tiles = (u32)(tileStart[seq + 1] - tileStart[seq]);
-    Pair p;
-    p.seq = seq;
-    p.head = (int)((x - base) / tiles);
-    p.begin = base + (u64)p.head * tiles;
-    p.end = p.begin + tiles;
-    return p;
-}
-
-// First global tile of CTA c's range.
-__device__ __forceinline__ u64 range_start(u64 total, u32 c, u32 ctas) {
-    return total * c / ctas;
-}
-
-// The CTA whose range holds global tile x.
-__device__ __forceinline__ u32 owner_of(u64 total, u64 x, u32 ctas) {
-    u32 c = (u32)(x * ctas / total);
-    while (c + 1 < ctas && range_start(total, c + 1, ctas) <= x) {
-        ++c;
-    }
-    return c;
-}
-
-// A warp's walk over its tiles of the CTA's range: in each piece (the range cut at pair
-// boundaries), tiles warp, warp + WARPS, ... of the piece.
-struct Walk {
-    u64 tile;
-    u64 pieceEnd;
-    Pair pair;
-
-    __device__ __forceinline__ void settle(const int* tileStart, int sequences, u64 rangeEnd, u32 warp) {
-        while (tile >= pieceEnd && pieceEnd < rangeEnd) {
-            const u64 next = pieceEnd;
-            pair = pair_at(tileStart, sequences, next, pair.seq);
-            pieceEnd = min(rangeEnd, pair.end);
-            tile = next + warp;
-        }
-    }
-};
-
-__device__ __forceinline__ float load_cg(const float* p) {
-    float v;
-    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
-    return v;
-}
-
-__device__ __forceinline__ float2 load_cg2(const float2* p) {
-    float2 v;
-    asm volatile("ld.global.cg.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
-    return v;
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_CTAS)
-paged_decode_stream(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
-                    float2* __restrict__ partialStats, int* __restrict__ counters, const int* __restrict__ tables,
-                    const int* __restrict__ tableStart, const int* __restrict__ tileStart,
-                    const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride,
-                    int sequences, float scaleLog2) {
-    extern __shared__ __align__(128) unsigned char smem[];
-    const u32 ctas = gridDim.x;
-    const u32 cta = blockIdx.x;
-    const u64 total = (u64)KV_HEADS * (u32)tileStart[sequences];
-    const u64 rangeBegin = range_start(total, cta, ctas);
-    const u64 rangeEnd = range_start(total, cta + 1, ctas);
-    if (rangeBegin >= rangeEnd) {
-        return;
-    }
-    const u32 warp = threadIdx.x >> 5;
-    const u32 lane = threadIdx.x & 31;
-    const u64 vDelta = vBase - kBase;
-
-    float* stats = (float*)(smem + WARPS * STAGES * STAGE_BYTES);
-    float* parts = stats + 2 * WARPS * GROUP;
-    u64* bars = (u64*)(parts + WARPS * GROUP * HEAD_DIM);
-    int* lastFlag = (int*)(bars + WARPS * STAGES);
-    const u32 ringAddress = shared_address(smem + warp * (STAGES * STAGE_BYTES));
-#if COPY_BULK
-    const u32 barAddress = shared_address(bars + warp * STAGES);
-    if (lane == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            barrier_init(barAddress + 8 * s, 1);
-        }
-        barrier_init_fence();
-    }
-    __syncwarp();
-#endif
-
-    const Pair firstPair = pair_at(tileStart, sequences, rangeBegin, sequence_at(tileStart, sequences, rangeBegin));
-    Walk walk;
-    walk.pair = firstPair;
-    walk.pieceEnd = min(rangeEnd, walk.pair.end);
-    walk.tile = rangeBegin + warp;
-    walk.settle(tileStart, sequences, rangeEnd, warp);
-    u32 issued = 0;
-
-    // Queues this warp's next tile, if any, into ring slot issued % STAGES.
-    auto issue = [&]() {
-        if (walk.tile < walk.pieceEnd) {
-            const int seq = walk.pair.seq;
-            const u32 slot = ringAddress + (issued % STAGES) * STAGE_BYTES;
-            const int first = (int)(walk.tile - walk.pair.begin) * TILE;
-#if COPY_BULK
-            copy_tile_bulk(slot, barAddress + 8 * (issued % STAGES), tables + tableStart[seq], first, lengths[seq],
-                           walk.pair.head, kBase, vDelta, blockStride, pageStride, lane);
-#else
-            copy_tile_async(slot, tables + tableStart[seq], first, lengths[seq], walk.pair.head, kBase, vDelta,
-                            blockStride, pageStride, lane);
-#endif
-            ++issued;
-            walk.tile += WARPS;
-            walk.settle(tileStart, sequences, rangeEnd, warp);
-        }
-#if !COPY_BULK
-        commit();
-#endif
-    };
-
-#pragma unroll
-    for (int j = 0; j < STAGES - 1; ++j) {
-        issue();
-    }
-
-    u32 used = 0;
-    Pair pair = firstPair;
-    u64 piece = rangeBegin;
-    while (true) {
-        const u64 pieceEnd = min(rangeEnd, pair.end);
-        const int seq = pair.seq;
-        const int length = lengths[seq];
-        u32 qa[HEAD_DIM / 16][4];
-        load_query(qa, query, seq, pair.head, lane >> 2, lane & 3);
-        Running run;
-        run.reset();
-        for (u64 tile = piece + warp; tile < pieceEnd; tile += WARPS) {
-            issue();
-            const u32 slot = used % STAGES;
-#if COPY_BULK
-            barrier_wait(barAddress + 8 * slot, (used / STAGES) & 1);
-#else
-            wait_pending<STAGES - 1>();
-#endif
-            __syncwarp();
-            const u32 kTile = ringAddress + slot * STAGE_BYTES;
-            attend_tile(run, qa, kTile, kTile + TILE_BYTES, (int)(tile - pair.begin) * TILE, length, scaleLog2, lane);
-            ++used;
-            __syncwarp();
-        }
-
-        leave_for_merge(run, stats, parts, warp, lane);
-        __syncthreads();
-        const bool whole = piece == pair.begin && pieceEnd == pair.end;
-        const u32 slot = 2 * cta + (piece == rangeBegin ? 0 : 1);
-        for (int i = threadIdx.x; i < GROUP * HEAD_DIM; i += THREADS) {
-            const int h = i / HEAD_DIM;
-            const int d = i % HEAD_DIM;
-            float m, sum, acc;
-            combine_warps(stats, parts, h, d, m, sum, acc);
-            if (whole) {
-                out[((u64)seq * QUERY_HEADS + (u64)pair.head * GROUP + h) * HEAD_DIM + d] = to_half(acc / sum);
-            } else {
-                partial[((u64)slot * GROUP + h) * HEAD_DIM + d] = acc;
-                if (d == 0) {
-                    partialStats[(u64)slot * GROUP + h] = make_float2(m, sum);
-                }
-            }
-        }
-        if (!whole) {
-            // The CTA that leaves the pair's last piece merges all of them.
-            __threadfence();
-            __syncthreads();
-            const u32 firstCta = owner_of(total, pair.begin, ctas);
-            const u32 lastCta = owner_of(total, pair.end - 1, ctas);
-            if (threadIdx.x == 0) {
-                int* counter = counters + (u64)seq * KV_HEADS + pair.head;
-                const int before = atomicAdd(counter, 1);
-                const bool last = before == (int)(lastCta - firstCta);
-                if (last) {
-                    *counter = 0;
-                }
-                *lastFlag = last;
-            }
-            __syncthreads();
-            if (*lastFlag) {
-                __threadfence();
-                for (int i = threadIdx.x; i < GROUP * HEAD_DIM; i += THREADS) {
-                    const int h = i / HEAD_DIM;
-                    const int d = i % HEAD_DIM;
-                    float m = NEG_INF;
-                    for (u32 c = firstCta; c <= lastCta; ++c) {
-                        const u32 s = 2 * c + (range_start(total, c, ctas) < pair.begin ? 1 : 0);
-                        m = fmaxf(m, load_cg2(partialStats + (u64)s * GROUP + h).x);
-                    }
-                    float sum = 0.f;
-                    float acc = 0.f;
-                    for (u32 c = firstCta; c <= lastCta; ++c) {
-                        const u32 s = 2 * c + (range_start(total, c, ctas) < pair.begin ? 1 : 0);
-                        const float2 ms = load_cg2(partialStats + (u64)s * GROUP + h);
-                        const float scale = exp2f(ms.x - m);
-                        sum += scale * ms.y;
-                        acc += scale * load_cg(partial + ((u64)s * GROUP + h) * HEAD_DIM + d);
-                    }
-                    out[((u64)seq * QUERY_HEADS + (u64)pair.head * GROUP + h) * HEAD_DIM + d] = to_half(acc / sum);
-                }
-            }
-        }
-        __syncthreads();
-        if (pieceEnd >= rangeEnd) {
-            break;
-        }
-        piece = pieceEnd;
-        pair = pair_at(tileStart, sequences, piece, seq);
-    }
-#if !COPY_BULK
-    wait_pending<0>();
-#endif
 }
 
 // Merges the splits of every sequence that has more than one: grid (QUERY_HEADS, sequences),
@@ -833,16 +546,244 @@ paged_read(const int* __restrict__ tables, const int* __restrict__ tableStart, c
     }
 }
 
+// ---- stream-K: one contiguous range of tiles per thread block ----
+
+// The sequence holding tile x of the list of every sequence's tiles (tileStart: where each
+// sequence's tiles start in it, the total last).
+__device__ __forceinline__ int sequence_at(const int* tileStart, int sequences, u64 x) {
+    int lo = 0;
+    int hi = sequences - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if ((u64)(u32)tileStart[mid] <= x) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+// First global tile of CTA c's range.
+__device__ __forceinline__ u64 range_start(u64 total, u32 c, u32 ctas) {
+    return total * c / ctas;
+}
+
+// The CTA whose range holds global tile x.
+__device__ __forceinline__ u32 owner_of(u64 total, u64 x, u32 ctas) {
+    u32 c = (u32)(x * ctas / total);
+    while (c + 1 < ctas && range_start(total, c + 1, ctas) <= x) {
+        ++c;
+    }
+    return c;
+}
+
+__device__ __forceinline__ float load_cg(const float* p) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ float2 load_cg2(const float2* p) {
+    float2 v;
+    asm volatile("ld.global.cg.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
+    return v;
+}
+
+// ---- paged_decode_blocks: whole tokens by the copy engine, one warp per KV head, stream-K ----
+
+#if KV_HEADS <= 8
+// Queues the copies of tile x (tokens first .. first + 15 of sequence `seq`, those below its
+// length) of K and V, every head, into stage `stage`: one bulk copy per token row and buffer,
+// lane r < 16 copying K row r and lane 16 + r V row r, completing on the stage's barrier. Warp 0.
+__device__ __forceinline__ void copy_tokens(u32 stage, u32 bar, const int* tables, const int* tableStart,
+                                            const int* tileStart, const int* lengths, int seq, u64 x, u64 kBase,
+                                            u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
+    const int first = (int)(x - (u32)tileStart[seq]) * TILE;
+    const int rows = min(TILE, lengths[seq] - first);
+    if (lane == 0) {
+        barrier_expect(bar, (u32)rows * (u32)TOKEN_STRIDE * 2);
+    }
+    __syncwarp();
+    const u32 r = lane & (TILE - 1);
+    if ((int)r < rows) {
+        const u32 isValue = lane / TILE;
+        const u64 src = row_address(tables + tableStart[seq], first + (int)r, 0, kBase, blockStride, pageStride)
+                        + (isValue ? vDelta : 0);
+        bulk_copy(stage + isValue * TOKENS_BYTES + r * TOKEN_PITCH, src, (u32)TOKEN_STRIDE, bar);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(KV_HEADS * 32, 1)
+paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
+                    float2* __restrict__ partialStats, int* __restrict__ counters, const int* __restrict__ tables,
+                    const int* __restrict__ tableStart, const int* __restrict__ tileStart,
+                    const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride,
+                    int sequences, float scaleLog2) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char smem[];
+    const u32 ctas = gridDim.x;
+    const u32 cta = blockIdx.x;
+    const u64 total = (u32)tileStart[sequences];
+    const u64 rangeBegin = range_start(total, cta, ctas);
+    const u64 rangeEnd = range_start(total, cta + 1, ctas);
+    if (rangeBegin >= rangeEnd) {
+        return;
+    }
+    const u32 warp = threadIdx.x >> 5;  // the KV head
+    const u32 lane = threadIdx.x & 31;
+    const u64 vDelta = vBase - kBase;
+    const u32 ring = shared_address(smem);
+    const u32 bars = ring + STAGES * 2 * TOKENS_BYTES;
+    volatile int* lastFlag = (volatile int*)(smem + STAGES * 2 * TOKENS_BYTES + STAGES * 8);
+
+    // Zeros first: V rows past a sequence's end are never copied, and a softmax weight of 0 must
+    // meet a finite value there (later they hold earlier tiles' rows, finite too).
+    for (u32 i = threadIdx.x; i < STAGES * 2 * TOKENS_BYTES / 16; i += KV_HEADS * 32) {
+        asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};\n" :: "r"(ring + 16 * i), "r"(0u) : "memory");
+    }
+    fence_proxy_async();
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            barrier_init(bars + 8 * s, 1);
+        }
+        barrier_init_fence();
+    }
+    __syncthreads();
+
+    int seq = sequence_at(tileStart, sequences, rangeBegin);
+    // Warp 0 queues the range's tiles, STAGES ahead of the one the warps compute.
+    int issueSeq = seq;
+    u64 issueNext = rangeBegin;
+    auto issue = [&](u32 stage) {
+        if (warp == 0 && issueNext < rangeEnd) {
+            while ((u64)(u32)tileStart[issueSeq + 1] <= issueNext) {
+                ++issueSeq;
+            }
+            copy_tokens(ring + stage * 2 * TOKENS_BYTES, bars + 8 * stage, tables, tableStart, tileStart, lengths,
+                        issueSeq, issueNext, kBase, vDelta, blockStride, pageStride, lane);
+            ++issueNext;
+        }
+    };
+    for (u32 s = 0; s < STAGES; ++s) {
+        issue(s);
+    }
+
+    const u32 g = lane >> 2;
+    const u32 t = lane & 3;
+    u32 k = 0;
+    u64 piece = rangeBegin;
+    while (true) {
+        const u64 seqBegin = (u32)tileStart[seq];
+        const u64 seqEnd = (u32)tileStart[seq + 1];
+        const u64 pieceEnd = min(rangeEnd, seqEnd);
+        const int length = lengths[seq];
+        u32 qa[HEAD_DIM / 16][4];
+        load_query(qa, query, seq, (int)warp, g, t);
+        Running run;
+        run.reset();
+        for (u64 x = piece; x < pieceEnd; ++x, ++k) {
+            const u32 stage = k % STAGES;
+            barrier_wait(bars + 8 * stage, (k / STAGES) & 1);
+            const u32 kTile = ring + stage * 2 * TOKENS_BYTES + warp * ROW_BYTES;
+            attend_tile<TOKEN_PITCH, false>(run, qa, kTile, kTile + TOKENS_BYTES, (int)(x - seqBegin) * TILE, length,
+                                            scaleLog2, lane);
+            __syncthreads();
+            issue(stage);
+        }
+
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 1);
+            run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 2);
+        }
+        const bool whole = piece == seqBegin && pieceEnd == seqEnd;
+        const u32 slot = 2 * cta + (piece == rangeBegin ? 0 : 1);
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const u32 h = g + 8 * r;
+            if (h < GROUP) {
+                const u64 queryHead = (u64)seq * QUERY_HEADS + warp * GROUP + h;
+                if (whole) {
+                    const float inverse = 1.f / run.rowSum[r];
+                    u32* dst = (u32*)(out + queryHead * HEAD_DIM);
+#pragma unroll
+                    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+                        dst[4 * n + t] = pack(run.o[n][2 * r] * inverse, run.o[n][2 * r + 1] * inverse);
+                    }
+                } else {
+                    const u64 at = (u64)slot * QUERY_HEADS + warp * GROUP + h;
+                    float2* dst = (float2*)(partial + at * HEAD_DIM);
+#pragma unroll
+                    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+                        dst[4 * n + t] = make_float2(run.o[n][2 * r], run.o[n][2 * r + 1]);
+                    }
+                    if (t == 0) {
+                        partialStats[at] = make_float2(run.rowMax[r], run.rowSum[r]);
+                    }
+                }
+            }
+        }
+        if (!whole) {
+            // The thread block that leaves the sequence's last piece merges all of them.
+            __threadfence();
+            __syncthreads();
+            const u32 firstCta = owner_of(total, seqBegin, ctas);
+            const u32 lastCta = owner_of(total, seqEnd - 1, ctas);
+            if (threadIdx.x == 0) {
+                const int before = atomicAdd(counters + seq, 1);
+                const bool last = before == (int)(lastCta - firstCta);
+                if (last) {
+                    counters[seq] = 0;
+                }
+                *lastFlag = last;
+            }
+            __syncthreads();
+            if (*lastFlag) {
+                __threadfence();
+                for (u32 i = threadIdx.x; i < QUERY_HEADS * HEAD_DIM; i += KV_HEADS * 32) {
+                    const u32 h = i / HEAD_DIM;
+                    const u32 d = i % HEAD_DIM;
+                    float m = NEG_INF;
+                    for (u32 c = firstCta; c <= lastCta; ++c) {
+                        const u32 s = 2 * c + (range_start(total, c, ctas) < seqBegin ? 1 : 0);
+                        m = fmaxf(m, load_cg2(partialStats + (u64)s * QUERY_HEADS + h).x);
+                    }
+                    float sum = 0.f;
+                    float acc = 0.f;
+                    for (u32 c = firstCta; c <= lastCta; ++c) {
+                        const u32 s = 2 * c + (range_start(total, c, ctas) < seqBegin ? 1 : 0);
+                        const float2 ms = load_cg2(partialStats + (u64)s * QUERY_HEADS + h);
+                        const float scale = exp2f(ms.x - m);
+                        sum += scale * ms.y;
+                        acc += scale * load_cg(partial + ((u64)s * QUERY_HEADS + h) * HEAD_DIM + d);
+                    }
+                    out[((u64)seq * QUERY_HEADS + h) * HEAD_DIM + d] = to_half(acc / sum);
+                }
+            }
+            __syncthreads();
+        }
+        if (pieceEnd >= rangeEnd) {
+            break;
+        }
+        piece = pieceEnd;
+        ++seq;
+    }
+#endif
+}
+#endif
+
 // The bulk-copy read floor: the same K and V bytes again (every KV head of every token below
-// each sequence's length), fetched by the copy engine in runs as long as a block allows (a
-// 16-token tile of all heads is one run when blocks hold 16 or more tokens) into a ring of
-// `slots` shared-memory slots of one tile of one buffer each, kept full; nothing is computed.
-// The tiles, (sequence, tile) in order, are cut into one equal range per CTA, as in
-// paged_decode_stream. One thread per CTA issues everything.
+// each sequence's length), fetched by the copy engine into a ring of `slots` shared-memory slots
+// of one 16-token tile of one buffer each, kept full; nothing is computed. One copy covers up to
+// `runTokens` consecutive tokens of one block (16: a whole tile of a 16-token block, 32 KiB at
+// 8 heads × 128; 1: one token row, as paged_decode_blocks copies). The tiles, (sequence, tile)
+// in order, are cut into one equal range per thread block, as in paged_decode_blocks. One thread
+// per thread block issues everything.
 extern "C" __global__ void __launch_bounds__(32)
 paged_read_bulk(const int* __restrict__ tables, const int* __restrict__ tableStart, const int* __restrict__ tileStart,
                 const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride, int sequences,
-                int slots) {
+                int slots, int runTokens) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char smem[];
     if (threadIdx.x != 0) {
@@ -858,20 +799,7 @@ paged_read_bulk(const int* __restrict__ tables, const int* __restrict__ tableSta
     const u64 total = (u32)tileStart[sequences];
     const u64 begin = total * blockIdx.x / gridDim.x;
     const u64 end = total * (blockIdx.x + 1) / gridDim.x;
-    int seq = 0;
-    {
-        int lo = 0;
-        int hi = sequences - 1;
-        while (lo < hi) {
-            const int mid = (lo + hi + 1) / 2;
-            if ((u64)(u32)tileStart[mid] <= begin) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        seq = lo;
-    }
+    int seq = sequence_at(tileStart, sequences, begin);
     u32 k = 0;
     for (u64 w = begin; w < end; ++w) {
         while ((u64)(u32)tileStart[seq + 1] <= w) {
@@ -889,7 +817,7 @@ paged_read_bulk(const int* __restrict__ tables, const int* __restrict__ tableSta
             barrier_expect(bars + 8 * slot, (u32)(last - first) * (u32)TOKEN_STRIDE);
             const u64 base = buffer == 0 ? kBase : vBase;
             for (int token = first; token < last;) {
-                const int run = min(last, (token / BLOCK_TOKENS + 1) * BLOCK_TOKENS) - token;
+                const int run = min(runTokens, min(last, (token / BLOCK_TOKENS + 1) * BLOCK_TOKENS) - token);
                 bulk_copy(ring + slot * slotBytes + (u32)(token - first) * (u32)TOKEN_STRIDE,
                           row_address(table, token, 0, base, blockStride, pageStride), (u32)run * (u32)TOKEN_STRIDE,
                           bars + 8 * slot);

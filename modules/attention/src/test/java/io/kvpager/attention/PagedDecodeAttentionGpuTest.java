@@ -172,17 +172,17 @@ class PagedDecodeAttentionGpuTest {
     }
 
     /**
-     * The launch shapes every case runs: the default (streamed, bulk copies), the same with 16-byte
-     * copies, and the chunked kernel with its merge pass.
+     * The launch shapes every case runs: the default (the whole-block kernel, 3 stages), the same
+     * with 2 stages, and the chunked kernel with its merge pass ({@link KernelOptions#portable}).
      */
     private static List<KernelOptions> variants(AttentionShape shape, Geometry geometry) {
         KernelOptions defaults = KernelOptions.of(shape, geometry);
-        return List.of(defaults, defaults.portable(), defaults.with(4, 2, 0, false, SplitPlan.BLOCKS_PER_MULTIPROCESSOR));
+        assertThat(defaults.wholeBlocks()).as("the default for %s", shape).isTrue();
+        return List.of(defaults, defaults.wholeBlocks(2, 0), defaults.portable());
     }
 
     private static String kernel(KernelOptions o) {
-        return (o.streamed() ? "streamed" : "chunked") + (o.bulkCopy() ? " bulk" : " cp.async") + " " + o.warps() + "w"
-                + o.stages() + "s";
+        return (o.wholeBlocks() ? "whole blocks " : "chunked ") + o.warps() + "w" + o.stages() + "s";
     }
 
     @Test
@@ -240,12 +240,12 @@ class PagedDecodeAttentionGpuTest {
             LaunchPlan plan = attention.load(deviceBatch, batch, held, own);
             if (plan instanceof SplitPlan split) {
                 assertThat(split.maxSplits()).as("the long sequences are split").isGreaterThan(1);
-            } else if (plan instanceof StreamPlan streamed) {
+            } else if (plan instanceof StreamPlan ranges) {
                 long longest = (batch.maxLength() + SplitPlan.TILE - 1) / SplitPlan.TILE;
-                assertThat(longest).as("the long sequences' pairs are cut between thread blocks")
-                        .isGreaterThan(streamed.tiles() / streamed.ctas());
+                assertThat(longest).as("the long sequences are cut between thread blocks")
+                        .isGreaterThan(ranges.tiles() / ranges.ctas() + 1);
             }
-            // twice: the streamed kernel's counters must be back at zero after a launch
+            // twice: the whole-block kernel's counters must be back at zero after a launch
             for (int launch = 0; launch < 2; launch++) {
                 attention.launch(deviceBatch, LAYER, new DeviceBuffer(q, bytes), new DeviceBuffer(o, bytes), own);
             }

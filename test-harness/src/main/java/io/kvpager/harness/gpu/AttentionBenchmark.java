@@ -80,10 +80,12 @@ public final class AttentionBenchmark {
     static final int[][] SHAPES = {{64, 4096}, {256, 1024}, {16, 16384}};
     static final int LAUNCHES = 10;
     /**
-     * The read floors timed: {0, 0} the 16-byte-load kernel, {n, s} the bulk-copy kernel with n
-     * thread blocks per multiprocessor of s slots; the table's floor is the fastest of them.
+     * The read floors timed: {0, 0, 0} the 16-byte-load kernel, {n, s, r} the bulk-copy kernel with
+     * n thread blocks per multiprocessor of s slots, copies of up to r tokens (16: a whole tile of a
+     * block, 32 KiB; 1: a token row, 2 KiB, as the whole-block attention kernel copies); the
+     * table's floor is the fastest of them.
      */
-    static final int[][] FLOORS = {{0, 0}, {1, 6}, {2, 3}, {3, 2}, {1, 3}, {4, 1}};
+    static final int[][] FLOORS = {{0, 0, 0}, {3, 2, 16}, {2, 3, 16}, {1, 4, 16}, {1, 3, 1}, {3, 2, 1}};
 
     /** One row: medians over the rounds and their spread (min..max), microseconds per launch. */
     public record Row(int batch, int sequence, long kvBytes, Stat floor, Stat paged, Stat contiguous, Stat torch) {
@@ -233,7 +235,7 @@ public final class AttentionBenchmark {
                                 if (floor[0] == 0) {
                                     onPages.launchReadFloor(a, 0, stream);
                                 } else {
-                                    onPages.launchBulkReadFloor(a, 0, floor[0], floor[1], stream);
+                                    onPages.launchBulkReadFloor(a, 0, floor[0], floor[1], floor[2], stream);
                                 }
                             });
                         }
@@ -285,13 +287,8 @@ public final class AttentionBenchmark {
     private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
-        List<KernelOptions> tried = List.of(defaults,
-                defaults.with(4, 2, 0, false, 16),
-                defaults.streamed(4, 2, true, 0), defaults.streamed(4, 4, true, 0), defaults.streamed(2, 4, true, 0),
-                defaults.streamed(2, 6, true, 0), defaults.streamed(8, 2, true, 0), defaults.streamed(8, 3, true, 0),
-                defaults.streamed(4, 3, true, 1),
-                defaults.streamed(4, 2, false, 0), defaults.streamed(4, 3, false, 0), defaults.streamed(4, 2, false, 3),
-                defaults.streamed(8, 2, false, 0));
+        List<KernelOptions> tried = List.of(defaults, defaults.wholeBlocks(2, 0), defaults.portable(),
+                defaults.with(4, 2, 0, false, 0), defaults.with(4, 3, 0, false, 16));
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
@@ -348,9 +345,9 @@ public final class AttentionBenchmark {
     }
 
     static String launchShape(KernelOptions o) {
-        if (o.streamed()) {
-            return String.format("streamed %s warps=%d stages=%d blocks/SM=%s", o.bulkCopy() ? "bulk" : "cp.async",
-                    o.warps(), o.stages(), o.blocksPerMultiprocessor() == 0 ? "fit" : o.blocksPerMultiprocessor());
+        if (o.wholeBlocks()) {
+            return String.format("whole blocks warps=%d stages=%d blocks/SM=%s", o.warps(), o.stages(),
+                    o.blocksPerMultiprocessor() == 0 ? "fit" : o.blocksPerMultiprocessor());
         }
         return String.format("chunked warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
                 o.l2Prefetch(), o.headsFirst(),
@@ -358,7 +355,8 @@ public final class AttentionBenchmark {
     }
 
     static String floorName(int[] floor) {
-        return floor[0] == 0 ? "16-byte loads" : String.format("bulk copies, %d/SM x %d slots", floor[0], floor[1]);
+        return floor[0] == 0 ? "16-byte loads"
+                : String.format("bulk copies of %d token(s), %d/SM x %d slots", floor[2], floor[0], floor[1]);
     }
 
     /** {@code sequences} sequences of {@code length} tokens over the shuffled ids, one after the other. */
