@@ -30,6 +30,14 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     public static final int DEFAULT_STAGES = 3;
 
     public KernelOptions {
+        if (wholeBlocks && shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS) {
+            throw new IllegalArgumentException("the whole-block kernel takes at most " + MAX_WHOLE_BLOCK_HEADS
+                    + " KV heads, the shape has " + shape.kvHeads() + ": use the chunked kernel");
+        }
+        if (wholeBlocks && warps != shape.kvHeads()) {
+            throw new IllegalArgumentException("the whole-block kernel runs one warp per KV head: warps must be "
+                    + shape.kvHeads() + ", got " + warps);
+        }
         if (blocksPerPage <= 0) {
             throw new IllegalArgumentException("blocksPerPage must be at least 1, got " + blocksPerPage);
         }
@@ -45,14 +53,6 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         if (blocksPerMultiprocessor < 0) {
             throw new IllegalArgumentException("blocksPerMultiprocessor must be 0 (whole waves) or positive, got "
                     + blocksPerMultiprocessor);
-        }
-        if (wholeBlocks && warps != shape.kvHeads()) {
-            throw new IllegalArgumentException("the whole-block kernel runs one warp per KV head: warps must be "
-                    + shape.kvHeads() + ", got " + warps);
-        }
-        if (wholeBlocks && shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS) {
-            throw new IllegalArgumentException("the whole-block kernel takes at most " + MAX_WHOLE_BLOCK_HEADS
-                    + " KV heads, the shape has " + shape.kvHeads() + ": use the chunked kernel");
         }
         if (wholeBlocks && l2Prefetch != 0) {
             throw new IllegalArgumentException("l2Prefetch is a hint of the 16-byte copies; bulk copies take none");

@@ -2,6 +2,8 @@ package io.kvpager.attention;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -54,5 +56,35 @@ class KernelCacheTest {
                 new AttentionShape(16, 2, 256, 16, KvDtype.BF16), 64, 8, 4, 0, false, 16))
                 .hasMessageContaining("shared memory");
         assertThat(new KernelOptions(SHAPE, 64, 4, 3, 0, false, 16).sharedBytes()).isEqualTo(4 * 3 * 2 * 16 * 256);
+        KernelOptions chunked = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 16);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 4, 3, 0, false, 0, true))
+                .hasMessageContaining("one warp per KV head: warps must be 8");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 8, 3, 64, false, 0, true))
+                .hasMessageContaining("bulk copies take none");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunked.wholeBlocks(4, 0))
+                .hasMessageContaining("shared memory");
+        AttentionShape sixteenHeads = new AttentionShape(32, 16, 64, 16, KvDtype.BF16);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(sixteenHeads, 64, 16, 2, 0, false, 0, true))
+                .hasMessageContaining("at most 8 KV heads");
+    }
+
+    @Test
+    void theDefaultIsTheWholeBlockKernelWhereItFits() {
+        Geometry geometry = new Geometry(4, 2, SHAPE.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
+        KernelOptions defaults = KernelOptions.of(SHAPE, geometry);
+        assertThat(defaults.wholeBlocks()).isTrue();
+        assertThat(defaults.warps()).isEqualTo(8);
+        assertThat(defaults.stages()).isEqualTo(3);
+        // 3 stages of K and V, 16 token rows of 8 heads × 256 bytes padded by 16, a barrier each, the flag
+        assertThat(defaults.sharedBytes()).isEqualTo(3 * (2 * 16 * (8 * 256 + 16) + 8) + 16);
+        assertThat(defaults.threads()).isEqualTo(256);
+        assertThat(defaults.portable().wholeBlocks()).isFalse();
+        // 8 heads of 512 bytes: not even 2 stages fit, so the chunked kernel
+        AttentionShape large = new AttentionShape(32, 8, 256, 16, KvDtype.BF16);
+        Geometry largeGeometry = new Geometry(4, 2, large.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
+        assertThat(KernelOptions.of(large, largeGeometry).wholeBlocks()).isFalse();
+        AttentionShape many = new AttentionShape(32, 16, 64, 16, KvDtype.BF16);
+        Geometry manyGeometry = new Geometry(4, 2, many.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
+        assertThat(KernelOptions.of(many, manyGeometry).wholeBlocks()).isFalse();
     }
 }
