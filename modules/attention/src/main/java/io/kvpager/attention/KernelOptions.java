@@ -11,8 +11,9 @@ import java.util.List;
  * compile time; the options with the target architecture name a module in the {@link KernelCache}.
  *
  * <p>{@code wholeBlocks} chooses the kernel: {@code paged_decode_blocks} (one warp per KV head, so
- * {@code warps} is the shape's KV heads, at most {@value #MAX_WHOLE_BLOCK_HEADS}; whole token rows
- * by bulk copies, {@code stages} tiles deep; one equal range of tiles per thread block,
+ * {@code warps} is the shape's KV heads, at most {@value #MAX_WHOLE_BLOCK_HEADS}, and one more warp
+ * queues the copies; whole token rows by bulk copies of {@code tokensPerCopy} tokens each (1, 2,
+ * 4, 8 or 16, a divisor of the block's tokens), {@code stages} tiles deep; one equal range of tiles per thread block,
  * {@link StreamPlan}; sm_90 and later) or the chunked {@code paged_decode} with its merge pass
  * ({@link SplitPlan}). {@code blocksPerMultiprocessor} sizes the grid, not compiled in: whole
  * blocks, the thread blocks per multiprocessor (0: as many as fit); chunked, 0 for whole waves of
@@ -20,7 +21,7 @@ import java.util.List;
  * multiprocessor ({@link SplitPlan#of(DecodeBatch, int, int, int)}).
  */
 public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch,
-                            boolean headsFirst, int blocksPerMultiprocessor, boolean wholeBlocks) {
+                            boolean headsFirst, int blocksPerMultiprocessor, boolean wholeBlocks, int tokensPerCopy) {
 
     /** Shared memory a thread block may use on the GPUs kvpager targets (sm_80 and later). */
     public static final int MAX_SHARED_BYTES = 227 * 1024;
@@ -54,12 +55,19 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
             throw new IllegalArgumentException("blocksPerMultiprocessor must be 0 (whole waves) or positive, got "
                     + blocksPerMultiprocessor);
         }
+        if (tokensPerCopy != 1 && tokensPerCopy != 2 && tokensPerCopy != 4 && tokensPerCopy != 8 && tokensPerCopy != 16) {
+            throw new IllegalArgumentException("tokensPerCopy must be 1, 2, 4, 8 or 16, got " + tokensPerCopy);
+        }
+        if (wholeBlocks && shape.blockTokens() % tokensPerCopy != 0) {
+            throw new IllegalArgumentException("a copy of " + tokensPerCopy + " tokens would cross the end of a block of "
+                    + shape.blockTokens());
+        }
         if (wholeBlocks && l2Prefetch != 0) {
             throw new IllegalArgumentException("l2Prefetch is a hint of the 16-byte copies; bulk copies take none");
         }
-        if (sharedBytes(shape, warps, stages, wholeBlocks) > MAX_SHARED_BYTES) {
+        if (sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy) > MAX_SHARED_BYTES) {
             throw new IllegalArgumentException(warps + " warps × " + stages + " stages of head size " + shape.headSize()
-                    + " need " + sharedBytes(shape, warps, stages, wholeBlocks) + " bytes of shared memory; at most "
+                    + " need " + sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy) + " bytes of shared memory; at most "
                     + MAX_SHARED_BYTES + " fit");
         }
     }
@@ -67,7 +75,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     /** Chunked options ({@code paged_decode}). */
     public KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch, boolean headsFirst,
                          int blocksPerMultiprocessor) {
-        this(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, false);
+        this(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, false, 1);
     }
 
     /**
@@ -86,7 +94,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
             return chunked;
         }
         for (int stages = DEFAULT_STAGES; stages >= 2; stages--) {
-            if (sharedBytes(shape, shape.kvHeads(), stages, true) <= MAX_SHARED_BYTES) {
+            if (sharedBytes(shape, shape.kvHeads(), stages, true, 1) <= MAX_SHARED_BYTES) {
                 return chunked.wholeBlocks(stages, 0);
             }
         }
@@ -103,23 +111,34 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         return new KernelOptions(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor);
     }
 
-    /** Whole-block options with {@code stages} tiles deep; 0 thread blocks per multiprocessor: as many as fit. */
+    /**
+     * Whole-block options with {@code stages} tiles deep, one token row per copy; 0 thread blocks per
+     * multiprocessor: as many as fit.
+     */
     public KernelOptions wholeBlocks(int stages, int blocksPerMultiprocessor) {
-        return new KernelOptions(shape, blocksPerPage, shape.kvHeads(), stages, 0, false, blocksPerMultiprocessor, true);
+        return wholeBlocks(stages, blocksPerMultiprocessor, 1);
+    }
+
+    /** The same with {@code tokensPerCopy} token rows per copy. */
+    public KernelOptions wholeBlocks(int stages, int blocksPerMultiprocessor, int tokensPerCopy) {
+        return new KernelOptions(shape, blocksPerPage, shape.kvHeads(), stages, 0, false, blocksPerMultiprocessor, true,
+                tokensPerCopy);
     }
 
     /** Threads per thread block. */
     public int threads() {
-        return warps * 32;
+        // the whole-block kernel has one more warp, which only queues the copies
+        return (wholeBlocks ? warps + 1 : warps) * 32;
     }
 
     /**
      * Dynamic shared memory of one thread block. Chunked: each warp's ring of K and V tiles, the
      * warps' results merged in its place once drained. Whole blocks: {@code stages} tiles of K and V
-     * of every head, token rows padded by 16 bytes, one barrier per stage and the last-piece flag.
+     * of every head, token rows padded by 16 bytes, a full and an empty barrier per stage and the
+     * last-piece flag.
      */
     public int sharedBytes() {
-        return sharedBytes(shape, warps, stages, wholeBlocks);
+        return sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy);
     }
 
     /** The NVRTC options, architecture excluded. */
@@ -134,13 +153,15 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
                 "-DWARPS=" + warps,
                 "-DSTAGES=" + stages,
                 "-DL2_PREFETCH=" + l2Prefetch,
-                "-DHEADS_FIRST=" + (headsFirst ? 1 : 0));
+                "-DHEADS_FIRST=" + (headsFirst ? 1 : 0),
+                "-DTOKENS_PER_COPY=" + tokensPerCopy);
     }
 
-    private static int sharedBytes(AttentionShape shape, int warps, int stages, boolean wholeBlocks) {
+    private static int sharedBytes(AttentionShape shape, int warps, int stages, boolean wholeBlocks, int tokensPerCopy) {
         if (wholeBlocks) {
-            long tokenPitch = shape.rowBytes() * shape.kvHeads() + 16;
-            return (int) Math.min(Integer.MAX_VALUE, stages * (2L * SplitPlan.TILE * tokenPitch + Long.BYTES) + 16);
+            // each copy of tokensPerCopy token rows padded by 16 bytes
+            long tile = SplitPlan.TILE * shape.rowBytes() * shape.kvHeads() + SplitPlan.TILE / tokensPerCopy * 16L;
+            return (int) Math.min(Integer.MAX_VALUE, stages * (2 * tile + 2 * Long.BYTES) + 16);
         }
         long tile = SplitPlan.TILE * shape.rowBytes();
         long ring = (long) warps * stages * 2 * tile;

@@ -5,7 +5,8 @@
 //   DTYPE_BF16 (1: bfloat16, 0: float16), HEAD_DIM (64, 128, 256), GROUP (query heads per KV
 //   head, 1..16), KV_HEADS, BLOCK_TOKENS, BLOCKS_PER_PAGE, WARPS, STAGES, L2_PREFETCH (0, 64, 128
 //   or 256: the L2 prefetch size hint of each 16-byte copy), HEADS_FIRST (paged_decode's grid
-//   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split).
+//   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split), TOKENS_PER_COPY
+//   (paged_decode_blocks: consecutive token rows of one bulk copy, 1, 2, 4, 8 or 16).
 // No header is included, so the kernel compiles wherever NVRTC runs.
 //
 // Block layout (what an engine writes): block b of a (layer, buffer) view starts at
@@ -59,6 +60,9 @@
 #ifndef HEADS_FIRST
 #define HEADS_FIRST 0
 #endif
+#ifndef TOKENS_PER_COPY
+#define TOKENS_PER_COPY 1
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -70,10 +74,13 @@ typedef unsigned long long u64;
 #define TILE_BYTES (TILE * ROW_BYTES)
 #define STAGE_BYTES (2 * TILE_BYTES)
 #define TOKEN_STRIDE ((u64)KV_HEADS * ROW_BYTES)
-// paged_decode_blocks keeps token rows 16 bytes apart from a multiple of 128 bytes, so the 8
-// rows an ldmatrix phase reads fall in 8 different bank groups.
-#define TOKEN_PITCH ((u32)TOKEN_STRIDE + 16)
-#define TOKENS_BYTES (TILE * TOKEN_PITCH)
+// paged_decode_blocks copies TOKENS_PER_COPY token rows at a time and pads each copy by 16
+// bytes, so rows of different copies fall in different bank groups (one row per copy: the 8 rows
+// an ldmatrix phase reads hit 8 different bank groups).
+#define TOKENS_BYTES (TILE * (u32)TOKEN_STRIDE + (TILE / TOKENS_PER_COPY) * 16)
+#if TOKENS_PER_COPY != 1 && TOKENS_PER_COPY != 2 && TOKENS_PER_COPY != 4 && TOKENS_PER_COPY != 8 && TOKENS_PER_COPY != 16
+#error "TOKENS_PER_COPY must be 1, 2, 4, 8 or 16"
+#endif
 #define QUERY_HEADS (KV_HEADS * GROUP)
 #define THREADS (WARPS * 32)
 #define NEG_INF (-__int_as_float(0x7f800000))
@@ -169,11 +176,15 @@ __device__ __forceinline__ u64 row_address(const int* table, int token, int head
            + (u64)within * TOKEN_STRIDE + (u64)head * ROW_BYTES;
 }
 
-// Shared-memory offset of 16-byte chunk `ch` of row `row` of a K or V tile whose rows are PITCH
-// bytes apart; SWIZZLE: chunks XOR-swizzled by the row (rows unpadded, PITCH = ROW_BYTES).
-template <u32 PITCH, bool SWIZZLE>
+// Shared-memory offset of 16-byte chunk `ch` of row `row` of a K or V tile whose rows are STRIDE
+// bytes apart. SWIZZLE: chunks XOR-swizzled by the row; else rows in runs of RUN, each run padded
+// by 16 bytes.
+template <u32 STRIDE, u32 RUN, bool SWIZZLE>
 __device__ __forceinline__ u32 tile_offset(u32 row, u32 ch) {
-    return row * PITCH + (SWIZZLE ? ((ch ^ (row & 7)) * 16) : ch * 16);
+    if (SWIZZLE) {
+        return row * STRIDE + ((ch ^ (row & 7)) * 16);
+    }
+    return (row / RUN) * (RUN * STRIDE + 16) + (row % RUN) * STRIDE + ch * 16;
 }
 
 __device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
@@ -253,7 +264,7 @@ __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int 
         const u32 r = c / CHUNKS;
         const u32 ch = c % CHUNKS;
         const int token = first + (int)r;
-        const u32 dst = slot + tile_offset<ROW_BYTES, true>(r, ch);
+        const u32 dst = slot + tile_offset<ROW_BYTES, 1, true>(r, ch);
         if (token < end) {
 #if BLOCK_TOKENS % TILE == 0
             const u64 src = tileBase + r * TOKEN_STRIDE + ch * 16;
@@ -270,8 +281,8 @@ __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int 
 }
 
 // Folds one K and V tile (tokens first .. first + 15, those at or past `end` masked) into `run`;
-// rows PITCH bytes apart (see tile_offset).
-template <u32 PITCH, bool SWIZZLE>
+// rows laid out as tile_offset says.
+template <u32 STRIDE, u32 RUN, bool SWIZZLE>
 __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
                                             int first, int end, float scaleLog2, u32 lane) {
     const u32 t = lane & 3;
@@ -284,7 +295,7 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
         for (int s = 0; s < HEAD_DIM / 16; ++s) {
             const u32 ch = 2 * s + (m & 1);
             u32 b00, b01, b10, b11;
-            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset<PITCH, SWIZZLE>(row, ch));
+            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset<STRIDE, RUN, SWIZZLE>(row, ch));
             mma(sc[0], qa[s], b00, b01);
             mma(sc[1], qa[s], b10, b11);
         }
@@ -335,7 +346,7 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
         for (int p = 0; p < HEAD_DIM / 16; ++p) {
             const u32 ch = 2 * p + (m >> 1);
             u32 b0, b1, b2, b3;
-            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset<PITCH, SWIZZLE>(row, ch));
+            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset<STRIDE, RUN, SWIZZLE>(row, ch));
             mma(run.o[2 * p], pa, b0, b1);
             mma(run.o[2 * p + 1], pa, b2, b3);
         }
@@ -442,7 +453,7 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
         wait_pending<STAGES - 1>();
         __syncwarp();
         const u32 kTile = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
-        attend_tile<ROW_BYTES, true>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
+        attend_tile<ROW_BYTES, 1, true>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
         __syncwarp();
     }
     wait_pending<0>();
@@ -592,29 +603,40 @@ __device__ __forceinline__ float2 load_cg2(const float2* p) {
 
 // ---- paged_decode_blocks: whole tokens by the copy engine, one warp per KV head, stream-K ----
 
-#if KV_HEADS <= 8
-// Queues the copies of tile x (tokens first .. first + 15 of sequence `seq`, those below its
-// length) of K and V, every head, into stage `stage`: one bulk copy per token row and buffer,
-// lane r < 16 copying K row r and lane 16 + r V row r, completing on the stage's barrier. Warp 0.
-__device__ __forceinline__ void copy_tokens(u32 stage, u32 bar, const int* tables, const int* tableStart,
-                                            const int* tileStart, const int* lengths, int seq, u64 x, u64 kBase,
+#if KV_HEADS <= 8 && BLOCK_TOKENS % TOKENS_PER_COPY == 0
+// Queues the copies of tokens first .. first + rows - 1 of K and V, every head, into stage
+// `stage`: one bulk copy per TOKENS_PER_COPY token rows and buffer, lane c < 16 copying K run c
+// and lane 16 + c V run c, completing on the stage's barrier `bar`. One warp. A run never crosses
+// a block: TOKENS_PER_COPY divides BLOCK_TOKENS (or the tile is one block's part).
+__device__ __forceinline__ void copy_tokens(u32 stage, u32 bar, const int* table, int first, int rows, u64 kBase,
                                             u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
-    const int first = (int)(x - (u32)tileStart[seq]) * TILE;
-    const int rows = min(TILE, lengths[seq] - first);
     if (lane == 0) {
         barrier_expect(bar, (u32)rows * (u32)TOKEN_STRIDE * 2);
     }
     __syncwarp();
-    const u32 r = lane & (TILE - 1);
-    if ((int)r < rows) {
+    const u32 c = lane & (TILE - 1);
+    const int row = (int)c * TOKENS_PER_COPY;
+    if (c < TILE / TOKENS_PER_COPY && row < rows) {
         const u32 isValue = lane / TILE;
-        const u64 src = row_address(tables + tableStart[seq], first + (int)r, 0, kBase, blockStride, pageStride)
-                        + (isValue ? vDelta : 0);
-        bulk_copy(stage + isValue * TOKENS_BYTES + r * TOKEN_PITCH, src, (u32)TOKEN_STRIDE, bar);
+        const u32 tokens = (u32)min(TOKENS_PER_COPY, rows - row);
+        const u64 src = row_address(table, first + row, 0, kBase, blockStride, pageStride) + (isValue ? vDelta : 0);
+        bulk_copy(stage + isValue * TOKENS_BYTES + tile_offset<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false>(row, 0), src,
+                  tokens * (u32)TOKEN_STRIDE, bar);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(KV_HEADS * 32, 1)
+__device__ __forceinline__ void barrier_arrive(u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+
+// Synchronises the KV_HEADS computing warps (not the copying one).
+__device__ __forceinline__ void sync_computing() {
+    asm volatile("bar.sync 1, %0;\n" :: "n"(KV_HEADS * 32) : "memory");
+}
+
+// Warps 0 .. KV_HEADS - 1 compute (warp h: KV head h); warp KV_HEADS only queues copies, STAGES
+// tiles ahead: a stage is refilled once every computing warp has arrived on its `empty` barrier.
+extern "C" __global__ void __launch_bounds__((KV_HEADS + 1) * 32, 1)
 paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
                     float2* __restrict__ partialStats, int* __restrict__ counters, const int* __restrict__ tables,
                     const int* __restrict__ tableStart, const int* __restrict__ tileStart,
@@ -630,43 +652,54 @@ paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float*
     if (rangeBegin >= rangeEnd) {
         return;
     }
-    const u32 warp = threadIdx.x >> 5;  // the KV head
+    const u32 warp = threadIdx.x >> 5;
     const u32 lane = threadIdx.x & 31;
-    const u64 vDelta = vBase - kBase;
     const u32 ring = shared_address(smem);
-    const u32 bars = ring + STAGES * 2 * TOKENS_BYTES;
-    volatile int* lastFlag = (volatile int*)(smem + STAGES * 2 * TOKENS_BYTES + STAGES * 8);
+    const u32 full = ring + STAGES * 2 * TOKENS_BYTES;
+    const u32 empty = full + 8 * STAGES;
+    volatile int* lastFlag = (volatile int*)(smem + STAGES * 2 * TOKENS_BYTES + 16 * STAGES);
 
     // Zeros first: V rows past a sequence's end are never copied, and a softmax weight of 0 must
     // meet a finite value there (later they hold earlier tiles' rows, finite too).
-    for (u32 i = threadIdx.x; i < STAGES * 2 * TOKENS_BYTES / 16; i += KV_HEADS * 32) {
+    for (u32 i = threadIdx.x; i < STAGES * 2 * TOKENS_BYTES / 16; i += (KV_HEADS + 1) * 32) {
         asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};\n" :: "r"(ring + 16 * i), "r"(0u) : "memory");
     }
     fence_proxy_async();
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            barrier_init(bars + 8 * s, 1);
+            barrier_init(full + 8 * s, 1);
+            barrier_init(empty + 8 * s, KV_HEADS);
         }
         barrier_init_fence();
     }
     __syncthreads();
 
     int seq = sequence_at(tileStart, sequences, rangeBegin);
-    // Warp 0 queues the range's tiles, STAGES ahead of the one the warps compute.
-    int issueSeq = seq;
-    u64 issueNext = rangeBegin;
-    auto issue = [&](u32 stage) {
-        if (warp == 0 && issueNext < rangeEnd) {
-            while ((u64)(u32)tileStart[issueSeq + 1] <= issueNext) {
-                ++issueSeq;
+    if (warp == KV_HEADS) {
+        // The copying warp: the range's tiles in order.
+        const u64 vDelta = vBase - kBase;
+        u64 seqBegin = (u32)tileStart[seq];
+        u64 seqEnd = (u32)tileStart[seq + 1];
+        int length = lengths[seq];
+        const int* table = tables + tableStart[seq];
+        u32 i = 0;
+        for (u64 x = rangeBegin; x < rangeEnd; ++x, ++i) {
+            if (x >= seqEnd) {
+                ++seq;
+                seqBegin = seqEnd;
+                seqEnd = (u32)tileStart[seq + 1];
+                length = lengths[seq];
+                table = tables + tableStart[seq];
             }
-            copy_tokens(ring + stage * 2 * TOKENS_BYTES, bars + 8 * stage, tables, tableStart, tileStart, lengths,
-                        issueSeq, issueNext, kBase, vDelta, blockStride, pageStride, lane);
-            ++issueNext;
+            const u32 stage = i % STAGES;
+            if (i >= STAGES) {
+                barrier_wait(empty + 8 * stage, ((i / STAGES) - 1) & 1);
+            }
+            const int first = (int)(x - seqBegin) * TILE;
+            copy_tokens(ring + stage * 2 * TOKENS_BYTES, full + 8 * stage, table, first, min(TILE, length - first),
+                        kBase, vDelta, blockStride, pageStride, lane);
         }
-    };
-    for (u32 s = 0; s < STAGES; ++s) {
-        issue(s);
+        return;
     }
 
     const u32 g = lane >> 2;
@@ -684,12 +717,14 @@ paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float*
         run.reset();
         for (u64 x = piece; x < pieceEnd; ++x, ++k) {
             const u32 stage = k % STAGES;
-            barrier_wait(bars + 8 * stage, (k / STAGES) & 1);
+            barrier_wait(full + 8 * stage, (k / STAGES) & 1);
             const u32 kTile = ring + stage * 2 * TOKENS_BYTES + warp * ROW_BYTES;
-            attend_tile<TOKEN_PITCH, false>(run, qa, kTile, kTile + TOKENS_BYTES, (int)(x - seqBegin) * TILE, length,
+            attend_tile<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false>(run, qa, kTile, kTile + TOKENS_BYTES, (int)(x - seqBegin) * TILE, length,
                                             scaleLog2, lane);
-            __syncthreads();
-            issue(stage);
+            __syncwarp();
+            if (lane == 0) {
+                barrier_arrive(empty + 8 * stage);
+            }
         }
 
 #pragma unroll
@@ -727,7 +762,7 @@ paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float*
         if (!whole) {
             // The thread block that leaves the sequence's last piece merges all of them.
             __threadfence();
-            __syncthreads();
+            sync_computing();
             const u32 firstCta = owner_of(total, seqBegin, ctas);
             const u32 lastCta = owner_of(total, seqEnd - 1, ctas);
             if (threadIdx.x == 0) {
@@ -738,7 +773,7 @@ paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float*
                 }
                 *lastFlag = last;
             }
-            __syncthreads();
+            sync_computing();
             if (*lastFlag) {
                 __threadfence();
                 for (u32 i = threadIdx.x; i < QUERY_HEADS * HEAD_DIM; i += KV_HEADS * 32) {
@@ -761,7 +796,7 @@ paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float*
                     out[((u64)seq * QUERY_HEADS + h) * HEAD_DIM + d] = to_half(acc / sum);
                 }
             }
-            __syncthreads();
+            sync_computing();
         }
         if (pieceEnd >= rangeEnd) {
             break;

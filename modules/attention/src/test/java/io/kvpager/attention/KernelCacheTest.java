@@ -57,15 +57,21 @@ class KernelCacheTest {
                 .hasMessageContaining("shared memory");
         assertThat(new KernelOptions(SHAPE, 64, 4, 3, 0, false, 16).sharedBytes()).isEqualTo(4 * 3 * 2 * 16 * 256);
         KernelOptions chunked = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 16);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 4, 3, 0, false, 0, true))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 4, 3, 0, false, 0, true, 1))
                 .hasMessageContaining("one warp per KV head: warps must be 8");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 8, 3, 64, false, 0, true))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 8, 3, 64, false, 0, true, 1))
                 .hasMessageContaining("bulk copies take none");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunked.wholeBlocks(4, 0))
                 .hasMessageContaining("shared memory");
         AttentionShape sixteenHeads = new AttentionShape(32, 16, 64, 16, KvDtype.BF16);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(sixteenHeads, 64, 16, 2, 0, false, 0, true))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(sixteenHeads, 64, 16, 2, 0, false, 0, true, 1))
                 .hasMessageContaining("at most 8 KV heads");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunked.wholeBlocks(2, 0, 3))
+                .hasMessageContaining("tokensPerCopy must be 1, 2, 4, 8 or 16");
+        AttentionShape eightTokens = new AttentionShape(32, 8, 128, 8, KvDtype.BF16);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(eightTokens, 64, 8, 2, 0, false, 0, true, 16))
+                .hasMessageContaining("would cross the end of a block of 8");
+        assertThat(chunked.wholeBlocks(2, 0, 4).sharedBytes()).isEqualTo(2 * (2 * (16 * 8 * 256 + 4 * 16) + 16) + 16);
     }
 
     @Test
@@ -75,9 +81,9 @@ class KernelCacheTest {
         assertThat(defaults.wholeBlocks()).isTrue();
         assertThat(defaults.warps()).isEqualTo(8);
         assertThat(defaults.stages()).isEqualTo(3);
-        // 3 stages of K and V, 16 token rows of 8 heads × 256 bytes padded by 16, a barrier each, the flag
-        assertThat(defaults.sharedBytes()).isEqualTo(3 * (2 * 16 * (8 * 256 + 16) + 8) + 16);
-        assertThat(defaults.threads()).isEqualTo(256);
+        // 3 stages of K and V, 16 token rows of 8 heads × 256 bytes padded by 16, two barriers each, the flag
+        assertThat(defaults.sharedBytes()).isEqualTo(3 * (2 * 16 * (8 * 256 + 16) + 16) + 16);
+        assertThat(defaults.threads()).as("8 computing warps and the copying one").isEqualTo(288);
         assertThat(defaults.portable().wholeBlocks()).isFalse();
         // 8 heads of 512 bytes: not even 2 stages fit, so the chunked kernel
         AttentionShape large = new AttentionShape(32, 8, 256, 16, KvDtype.BF16);

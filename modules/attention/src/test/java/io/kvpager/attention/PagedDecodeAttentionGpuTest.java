@@ -172,17 +172,19 @@ class PagedDecodeAttentionGpuTest {
     }
 
     /**
-     * The launch shapes every case runs: the default (the whole-block kernel, 3 stages), the same
-     * with 2 stages, and the chunked kernel with its merge pass ({@link KernelOptions#portable}).
+     * The launch shapes every case runs: the default (the whole-block kernel, 3 stages, a copy per
+     * token row), the same with 2 tokens per copy, with 2 stages and 4 tokens per copy, and the
+     * chunked kernel with its merge pass ({@link KernelOptions#portable}).
      */
     private static List<KernelOptions> variants(AttentionShape shape, Geometry geometry) {
         KernelOptions defaults = KernelOptions.of(shape, geometry);
         assertThat(defaults.wholeBlocks()).as("the default for %s", shape).isTrue();
-        return List.of(defaults, defaults.wholeBlocks(2, 0), defaults.portable());
+        return List.of(defaults, defaults.wholeBlocks(3, 0, 2), defaults.wholeBlocks(2, 0, 4), defaults.portable());
     }
 
     private static String kernel(KernelOptions o) {
-        return (o.wholeBlocks() ? "whole blocks " : "chunked ") + o.warps() + "w" + o.stages() + "s";
+        return o.wholeBlocks() ? "whole blocks " + o.warps() + "+1w" + o.stages() + "s " + o.tokensPerCopy() + "t/copy"
+                : "chunked " + o.warps() + "w" + o.stages() + "s";
     }
 
     @Test

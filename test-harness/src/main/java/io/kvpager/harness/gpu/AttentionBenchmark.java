@@ -287,8 +287,9 @@ public final class AttentionBenchmark {
     private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
-        List<KernelOptions> tried = List.of(defaults, defaults.wholeBlocks(2, 0), defaults.portable(),
-                defaults.with(4, 2, 0, false, 0), defaults.with(4, 3, 0, false, 16));
+        List<KernelOptions> tried = List.of(defaults, defaults.wholeBlocks(2, 0), defaults.wholeBlocks(3, 0, 2),
+                defaults.wholeBlocks(3, 0, 4), defaults.wholeBlocks(3, 0, 16), defaults.portable(),
+                defaults.with(4, 2, 0, false, 0));
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
@@ -346,8 +347,8 @@ public final class AttentionBenchmark {
 
     static String launchShape(KernelOptions o) {
         if (o.wholeBlocks()) {
-            return String.format("whole blocks warps=%d stages=%d blocks/SM=%s", o.warps(), o.stages(),
-                    o.blocksPerMultiprocessor() == 0 ? "fit" : o.blocksPerMultiprocessor());
+            return String.format("whole blocks warps=%d+1 stages=%d tokens/copy=%d blocks/SM=%s", o.warps(), o.stages(),
+                    o.tokensPerCopy(), o.blocksPerMultiprocessor() == 0 ? "fit" : o.blocksPerMultiprocessor());
         }
         return String.format("chunked warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
                 o.l2Prefetch(), o.headsFirst(),
