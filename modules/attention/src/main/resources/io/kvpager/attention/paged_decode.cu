@@ -280,8 +280,17 @@ __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int 
     }
 }
 
+// The token (0..15 in the tile) of mma column c: c itself, or with runs of several rows the even
+// tokens first, then the odd ones.
+template <u32 RUN>
+__device__ __forceinline__ u32 tile_token(u32 c) {
+    return RUN == 1 ? c : (c & 7) * 2 + (c >> 3);
+}
+
 // Folds one K and V tile (tokens first .. first + 15, those at or past `end` masked) into `run`;
-// rows laid out as tile_offset says.
+// rows laid out as tile_offset says. With runs of several rows (RUN > 1), the mma's 16 token
+// columns are the tile's tokens interleaved (column c is token tile_token(c)), so that the 8 rows
+// of each ldmatrix phase come from 8 different runs: different bank groups.
 template <u32 STRIDE, u32 RUN, bool SWIZZLE>
 __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
                                             int first, int end, float scaleLog2, u32 lane) {
@@ -295,7 +304,7 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
         for (int s = 0; s < HEAD_DIM / 16; ++s) {
             const u32 ch = 2 * s + (m & 1);
             u32 b00, b01, b10, b11;
-            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset<STRIDE, RUN, SWIZZLE>(row, ch));
+            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset<STRIDE, RUN, SWIZZLE>(tile_token<RUN>(row), ch));
             mma(sc[0], qa[s], b00, b01);
             mma(sc[1], qa[s], b10, b11);
         }
@@ -305,7 +314,7 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
     for (int n = 0; n < 2; ++n) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const int token = first + 8 * n + 2 * (int)t + (e & 1);
+            const int token = first + (int)tile_token<RUN>(8 * n + 2 * t + (e & 1));
             sc[n][e] = token < end ? sc[n][e] * scaleLog2 : NEG_INF;
             tileMax[e >> 1] = fmaxf(tileMax[e >> 1], sc[n][e]);
         }
@@ -346,7 +355,7 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
         for (int p = 0; p < HEAD_DIM / 16; ++p) {
             const u32 ch = 2 * p + (m >> 1);
             u32 b0, b1, b2, b3;
-            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset<STRIDE, RUN, SWIZZLE>(row, ch));
+            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset<STRIDE, RUN, SWIZZLE>(tile_token<RUN>(row), ch));
             mma(run.o[2 * p], pa, b0, b1);
             mma(run.o[2 * p + 1], pa, b2, b3);
         }
