@@ -613,26 +613,38 @@ __device__ __forceinline__ float2 load_cg2(const float2* p) {
 // ---- paged_decode_blocks: whole tokens by the copy engine, one warp per KV head, stream-K ----
 
 #if KV_HEADS <= 8 && BLOCK_TOKENS % TOKENS_PER_COPY == 0
-// Queues the copies of tokens first .. first + rows - 1 of K and V, every head, into stage
-// `stage`: one bulk copy per TOKENS_PER_COPY token rows and buffer, lane c < 16 copying K run c
-// and lane 16 + c V run c, completing on the stage's barrier `bar`. One warp. A run never crosses
-// a block: TOKENS_PER_COPY divides BLOCK_TOKENS (or the tile is one block's part).
-__device__ __forceinline__ void copy_tokens(u32 stage, u32 bar, const int* table, int first, int rows, u64 kBase,
-                                            u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
-    if (lane == 0) {
-        barrier_expect(bar, (u32)rows * (u32)TOKEN_STRIDE * 2);
+// One lane's copy of tokens first .. first + rows - 1 of K and V, every head: one bulk copy per
+// TOKENS_PER_COPY token rows and buffer, lane c < 16 copying K run c and lane 16 + c V run c. A run
+// never crosses a block: TOKENS_PER_COPY divides BLOCK_TOKENS. `bytes` is 0 for an idle lane.
+struct TokenCopy {
+    u64 src;
+    u32 offset;
+    u32 bytes;
+
+    __device__ __forceinline__ void plan(const int* table, int first, int rows, u64 kBase, u64 vDelta, u64 blockStride,
+                                         u64 pageStride, u32 lane) {
+        const u32 c = lane & (TILE - 1);
+        const int row = (int)c * TOKENS_PER_COPY;
+        bytes = 0;
+        if (c < TILE / TOKENS_PER_COPY && row < rows) {
+            const u32 isValue = lane / TILE;
+            bytes = (u32)min(TOKENS_PER_COPY, rows - row) * (u32)TOKEN_STRIDE;
+            src = row_address(table, first + row, 0, kBase, blockStride, pageStride) + (isValue ? vDelta : 0);
+            offset = isValue * TOKENS_BYTES + tile_offset<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false>(row, 0);
+        }
     }
-    __syncwarp();
-    const u32 c = lane & (TILE - 1);
-    const int row = (int)c * TOKENS_PER_COPY;
-    if (c < TILE / TOKENS_PER_COPY && row < rows) {
-        const u32 isValue = lane / TILE;
-        const u32 tokens = (u32)min(TOKENS_PER_COPY, rows - row);
-        const u64 src = row_address(table, first + row, 0, kBase, blockStride, pageStride) + (isValue ? vDelta : 0);
-        bulk_copy(stage + isValue * TOKENS_BYTES + tile_offset<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false>(row, 0), src,
-                  tokens * (u32)TOKEN_STRIDE, bar);
+
+    // Queues the warp's copies into `stage`, completing on `bar` (`total` bytes in all). One warp.
+    __device__ __forceinline__ void issue(u32 stage, u32 bar, u32 total, u32 lane) const {
+        if (lane == 0) {
+            barrier_expect(bar, total);
+        }
+        __syncwarp();
+        if (bytes != 0) {
+            bulk_copy(stage + offset, src, bytes, bar);
+        }
     }
-}
+};
 
 __device__ __forceinline__ void barrier_arrive(u32 bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
@@ -700,13 +712,16 @@ paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float*
                 length = lengths[seq];
                 table = tables + tableStart[seq];
             }
+            // The addresses first (a table look-up), then wait for the stage to be free.
+            const int first = (int)(x - seqBegin) * TILE;
+            const int rows = min(TILE, length - first);
+            TokenCopy copy;
+            copy.plan(table, first, rows, kBase, vDelta, blockStride, pageStride, lane);
             const u32 stage = i % STAGES;
             if (i >= STAGES) {
                 barrier_wait(empty + 8 * stage, ((i / STAGES) - 1) & 1);
             }
-            const int first = (int)(x - seqBegin) * TILE;
-            copy_tokens(ring + stage * 2 * TOKENS_BYTES, full + 8 * stage, table, first, min(TILE, length - first),
-                        kBase, vDelta, blockStride, pageStride, lane);
+            copy.issue(ring + stage * 2 * TOKENS_BYTES, full + 8 * stage, (u32)rows * (u32)TOKEN_STRIDE * 2, lane);
         }
         return;
     }
