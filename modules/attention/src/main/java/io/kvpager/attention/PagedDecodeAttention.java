@@ -137,7 +137,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
     }
 
     /**
-     * Checks {@code batch} against the cache and the blocks the group holds, plans its split and
+     * Checks {@code batch} against the cache and the blocks the group holds, plans the launch and
      * queues its copy into {@code into} on {@code stream}.
      *
      * @throws IllegalArgumentException naming what does not fit; nothing is queued then
@@ -277,7 +277,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
         return options;
     }
 
-    /** The GPU's multiprocessors, which the split plan fills. */
+    /** The GPU's multiprocessors, which the launch plans fill. */
     public int multiprocessors() {
         return multiprocessors;
     }
