@@ -2,6 +2,7 @@ package io.kvpager.attention;
 
 import io.kvpager.Geometry;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What one compiled module of {@code paged_decode.cu} is specialised for: the shape, the cache's
@@ -27,7 +28,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     public static final int MAX_SHARED_BYTES = 227 * 1024;
     /** KV heads the whole-block kernel takes at most (one warp each, registers for all of them). */
     public static final int MAX_WHOLE_BLOCK_HEADS = 8;
-    /** Tiles in flight and in use of the whole-block kernel by default, where they fit. */
+    /** Tiles in flight and in use of the whole-block kernel at most by {@link #wholeBlockOptions()}. */
     public static final int DEFAULT_STAGES = 3;
 
     public KernelOptions {
@@ -79,31 +80,38 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     }
 
     /**
-     * The defaults for {@code shape} over a cache of {@code geometry}: the whole-block kernel with
-     * {@value #DEFAULT_STAGES} stages (2 where 3 do not fit in shared memory) and as many thread
-     * blocks as fit, the fastest of the launch shapes the benchmark tried on the H200
-     * (docs/attention.md); where it cannot run (more than {@value #MAX_WHOLE_BLOCK_HEADS} KV heads,
-     * or not even 2 stages fit) the {@link #portable} chunked options. The whole-block kernel needs
-     * sm_90; on an older GPU use {@link #portable}.
+     * The defaults for {@code shape} over a cache of {@code geometry}: the chunked kernel, 4 warps,
+     * 2 copy stages, the split plan in whole waves ({@link SplitPlan#waves}): the fastest of the
+     * launch shapes the benchmark tried on the H200 (docs/attention.md), and it runs on any GPU and
+     * head count. The whole-block kernel ({@link #wholeBlocks(int, int)}) read 15 to 45 % slower
+     * there.
      */
     public static KernelOptions of(AttentionShape shape, Geometry geometry) {
         shape.requireFits(geometry);
-        KernelOptions chunked = new KernelOptions(shape, geometry.blocksPerPage(), 4, 2, 0, false,
-                SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+        return new KernelOptions(shape, geometry.blocksPerPage(), 4, 2, 0, false, 0);
+    }
+
+    /** The chunked kernel with 4 warps, 2 stages and 16 thread blocks per multiprocessor. */
+    public KernelOptions portable() {
+        return new KernelOptions(shape, blocksPerPage, 4, 2, 0, false, SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+    }
+
+    /**
+     * The whole-block kernel's options for this shape with the most stages (up to
+     * {@value #DEFAULT_STAGES}) that fit, one token row per copy, as many thread blocks as fit;
+     * empty where it cannot run (more than {@value #MAX_WHOLE_BLOCK_HEADS} KV heads, or not even 2
+     * stages fit in shared memory).
+     */
+    public Optional<KernelOptions> wholeBlockOptions() {
         if (shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS) {
-            return chunked;
+            return Optional.empty();
         }
         for (int stages = DEFAULT_STAGES; stages >= 2; stages--) {
             if (sharedBytes(shape, shape.kvHeads(), stages, true, 1) <= MAX_SHARED_BYTES) {
-                return chunked.wholeBlocks(stages, 0);
+                return Optional.of(wholeBlocks(stages, 0));
             }
         }
-        return chunked;
-    }
-
-    /** The chunked kernel's defaults (4 warps, 2 stages, 16 thread blocks per multiprocessor): any GPU, any shape. */
-    public KernelOptions portable() {
-        return new KernelOptions(shape, blocksPerPage, 4, 2, 0, false, SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+        return Optional.empty();
     }
 
     /** Chunked options ({@code paged_decode}) with another launch shape. */

@@ -75,22 +75,26 @@ class KernelCacheTest {
     }
 
     @Test
-    void theDefaultIsTheWholeBlockKernelWhereItFits() {
+    void theDefaultIsTheChunkedKernelAndTheWholeBlockOneIsOfferedWhereItFits() {
         Geometry geometry = new Geometry(4, 2, SHAPE.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
         KernelOptions defaults = KernelOptions.of(SHAPE, geometry);
-        assertThat(defaults.wholeBlocks()).isTrue();
-        assertThat(defaults.warps()).isEqualTo(8);
-        assertThat(defaults.stages()).isEqualTo(3);
+        assertThat(defaults.wholeBlocks()).isFalse();
+        assertThat(defaults.wholeBlockOptions()).isPresent();
+        assertThat(defaults).isEqualTo(new KernelOptions(SHAPE, 64, 4, 2, 0, false, 0));
+        KernelOptions whole = defaults.wholeBlockOptions().orElseThrow();
+        assertThat(whole.wholeBlocks()).isTrue();
+        assertThat(whole.warps()).isEqualTo(8);
+        assertThat(whole.stages()).isEqualTo(3);
         // 3 stages of K and V, 16 token rows of 8 heads × 256 bytes padded by 16, two barriers each, the flag
-        assertThat(defaults.sharedBytes()).isEqualTo(3 * (2 * 16 * (8 * 256 + 16) + 16) + 16);
-        assertThat(defaults.threads()).as("8 computing warps and the copying one").isEqualTo(288);
-        assertThat(defaults.portable().wholeBlocks()).isFalse();
-        // 8 heads of 512 bytes: not even 2 stages fit, so the chunked kernel
+        assertThat(whole.sharedBytes()).isEqualTo(3 * (2 * 16 * (8 * 256 + 16) + 16) + 16);
+        assertThat(whole.threads()).as("8 computing warps and the copying one").isEqualTo(288);
+        assertThat(defaults.portable().blocksPerMultiprocessor()).isEqualTo(SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+        // 8 heads of 512 bytes: not even 2 stages fit
         AttentionShape large = new AttentionShape(32, 8, 256, 16, KvDtype.BF16);
         Geometry largeGeometry = new Geometry(4, 2, large.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
-        assertThat(KernelOptions.of(large, largeGeometry).wholeBlocks()).isFalse();
+        assertThat(KernelOptions.of(large, largeGeometry).wholeBlockOptions()).isEmpty();
         AttentionShape many = new AttentionShape(32, 16, 64, 16, KvDtype.BF16);
         Geometry manyGeometry = new Geometry(4, 2, many.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
-        assertThat(KernelOptions.of(many, manyGeometry).wholeBlocks()).isFalse();
+        assertThat(KernelOptions.of(many, manyGeometry).wholeBlockOptions()).isEmpty();
     }
 }

@@ -172,14 +172,15 @@ class PagedDecodeAttentionGpuTest {
     }
 
     /**
-     * The launch shapes every case runs: the default (the whole-block kernel, 3 stages, a copy per
-     * token row), the same with 2 tokens per copy, with 2 stages and 4 tokens per copy, and the
-     * chunked kernel with its merge pass ({@link KernelOptions#portable}).
+     * The launch shapes every case runs: the whole-block kernel (3 stages, a copy per token row), the
+     * same with 2 tokens per copy, with 2 stages and 4 tokens per copy, the chunked kernel with 16
+     * thread blocks per multiprocessor ({@link KernelOptions#portable}) and with the default whole
+     * waves ({@link KernelOptions#of}).
      */
     private static List<KernelOptions> variants(AttentionShape shape, Geometry geometry) {
         KernelOptions defaults = KernelOptions.of(shape, geometry);
-        assertThat(defaults.wholeBlocks()).as("the default for %s", shape).isTrue();
-        return List.of(defaults, defaults.wholeBlocks(3, 0, 2), defaults.wholeBlocks(2, 0, 4), defaults.portable());
+        KernelOptions whole = defaults.wholeBlockOptions().orElseThrow();
+        return List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(2, 0, 4), defaults.portable(), defaults);
     }
 
     private static String kernel(KernelOptions o) {

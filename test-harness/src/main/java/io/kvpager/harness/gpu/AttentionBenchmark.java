@@ -287,9 +287,10 @@ public final class AttentionBenchmark {
     private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
-        List<KernelOptions> tried = List.of(defaults, defaults.wholeBlocks(3, 0, 2), defaults.wholeBlocks(3, 0, 4),
-                defaults.wholeBlocks(3, 0, 16), defaults.wholeBlocks(2, 0, 1), defaults.wholeBlocks(2, 0, 4),
-                defaults.portable(), defaults.with(4, 2, 0, false, 0));
+        List<KernelOptions> tried = new ArrayList<>(List.of(defaults, defaults.portable()));
+        defaults.wholeBlockOptions().ifPresent(whole -> tried.addAll(List.of(whole, whole.wholeBlocks(3, 0, 2),
+                whole.wholeBlocks(3, 0, 4), whole.wholeBlocks(3, 0, 16), whole.wholeBlocks(2, 0, 1),
+                whole.wholeBlocks(2, 0, 4))));
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
