@@ -58,8 +58,9 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
 /**
  * Decode attention over kvpager's pages on the GPU, in one run with alternating rounds: for each
- * batch shape, the paged-read floor (a kernel that only reads the same blocks), the attention
- * kernel over pages a real cache mapped (shuffled block tables), and the same kernel over one
+ * batch shape, the paged-read floors (kernels that only read the same blocks: 16-byte loads, and
+ * the copy engine in several launch shapes, {@link #FLOORS}; the fastest is the table's floor),
+ * the attention kernel over pages a real cache mapped (shuffled block tables), and the same kernel over one
  * {@code cuMemAlloc} buffer of the same geometry; then torch's {@code scaled_dot_product_attention}
  * on a contiguous cache of the same shape (a Python script beside this runner, when
  * {@code python3} with torch is there). Figures are effective KV bandwidth: K and V bytes read
