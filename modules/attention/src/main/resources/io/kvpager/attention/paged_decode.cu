@@ -16,19 +16,20 @@
 //
 // Two kernels, the same arithmetic inside (tensor-core mma, bf16/fp16 in, fp32 accumulate, an
 // online softmax over 16-token tiles, all GROUP query heads of a KV head scored at once):
-// - paged_decode_blocks (sm_90, KV_HEADS <= 8, the default): one warp per KV head, so a thread
-//   block reads whole tokens (every head's row, TOKEN_STRIDE contiguous bytes) with the copy
-//   engine (cp.async.bulk, one copy per token row, completing on a per-stage mbarrier, STAGES
-//   tiles deep). The sequences' tiles, in order, are cut into one contiguous range per thread
-//   block of equal length (stream-K) over a grid of as many thread blocks as fit at once: every
-//   thread block reads the same bytes, the launch is one wave with no tail, and a sequence cut
-//   between thread blocks is merged by the one that finishes its last piece (a counter per
-//   sequence): no second launch.
-// - paged_decode (any GPU, any head count): one thread block per (sequence, KV head, chunk of
-//   the sequence) (flash-decoding); its WARPS warps take the chunk's tiles in turn, each
-//   streaming K and V into its own shared-memory ring with 16-byte cp.async copies (STAGES deep);
-//   the warps' results merge in shared memory, and paged_decode_merge (a second launch) merges
-//   the chunks of split sequences.
+// - paged_decode (the default; any GPU, any head count): one thread block per (sequence, KV
+//   head, chunk of the sequence) (flash-decoding); its WARPS warps take the chunk's tiles in
+//   turn, each streaming K and V into its own shared-memory ring with 16-byte cp.async copies
+//   (STAGES deep); the warps' results merge in shared memory, and paged_decode_merge (a second
+//   launch) merges the chunks of split sequences.
+// - paged_decode_blocks (an option; sm_90, KV_HEADS <= 8; slower on the H200, see
+//   docs/attention.md): one warp per KV head and one copying warp, so a thread block reads whole
+//   tokens (every head's row, TOKEN_STRIDE contiguous bytes) with the copy engine (cp.async.bulk,
+//   TOKENS_PER_COPY rows a copy, completing on a per-stage mbarrier, STAGES tiles deep). The
+//   sequences' tiles, in order, are cut into one contiguous range per thread block of equal
+//   length (stream-K) over a grid of as many thread blocks as fit at once: every thread block
+//   reads the same bytes, the launch is one wave, and a sequence cut between thread blocks is
+//   merged by the one that finishes its last piece (a counter per sequence): no second launch.
+// paged_read and paged_read_bulk read the same bytes and compute nothing: the benchmark's floors.
 
 #ifndef DTYPE_BF16
 #define DTYPE_BF16 1
