@@ -9,6 +9,7 @@ import static jcuda.driver.JCudaDriver.cuMemAllocHost;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemFreeHost;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+import static jcuda.driver.JCudaDriver.cuMemsetD32Async;
 
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
@@ -19,15 +20,20 @@ import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUstream;
 
 /**
- * A decode batch on the device: its block tables, table starts and lengths, and the scratch its
- * split plan needs, for every layer of one step. {@link #load} copies a checked batch in on the
+ * A decode batch on the device: its block tables, table starts, tile starts
+ * ({@link StreamPlan#tileStarts}) and lengths, and the scratch its plan needs (partial results,
+ * and one counter per sequence that the whole-block kernel leaves at zero after every
+ * launch), for every layer of one step. {@link #load} copies a checked batch in on the
  * caller's stream from pinned memory, asynchronously; the buffers grow when a batch needs more and
- * are reused otherwise. Use on one thread at a time; {@link #close()} frees everything.
+ * are reused otherwise. Use on one thread at a time, and queue its launches on one stream (they
+ * share the counters and scratch); {@link #close()} frees everything.
  */
 public final class DeviceBatch implements AutoCloseable {
 
     private final Region tables = new Region();
     private final Region starts = new Region();
+    private final Region tileStarts = new Region();
+    private final Region counters = new Region();
     private final Region lengths = new Region();
     private final Region partial = new Region();
     private final Region stats = new Region();
@@ -37,7 +43,7 @@ public final class DeviceBatch implements AutoCloseable {
     private final CUevent copied = new CUevent();
     private boolean copyPending;
     private DecodeBatch batch;
-    private SplitPlan plan;
+    private LaunchPlan plan;
     private boolean closed;
 
     DeviceBatch() {
@@ -49,7 +55,7 @@ public final class DeviceBatch implements AutoCloseable {
      * scratch. Waits only for this object's previous copy, which the previous step's kernels
      * already waited for.
      */
-    void load(DecodeBatch batch, SplitPlan plan, AttentionShape shape, CUstream stream) {
+    void load(DecodeBatch batch, LaunchPlan plan, AttentionShape shape, CUstream stream) {
         if (closed) {
             throw new IllegalStateException("this device batch is closed");
         }
@@ -58,11 +64,13 @@ public final class DeviceBatch implements AutoCloseable {
         long tableBytes = (long) entries * Integer.BYTES;
         long startBytes = (long) (sequences + 1) * Integer.BYTES;
         long lengthBytes = (long) sequences * Integer.BYTES;
+        long counterBytes = (long) sequences * Integer.BYTES;
+        int[] tiles = StreamPlan.tileStarts(batch);
         if (copyPending) {
             cuEventSynchronize(copied);
             copyPending = false;
         }
-        long needed = tableBytes + startBytes + lengthBytes;
+        long needed = tableBytes + 2 * startBytes + lengthBytes;
         if (stagingBytes < needed) {
             if (stagingBytes > 0) {
                 cuMemFreeHost(staging);
@@ -72,16 +80,20 @@ public final class DeviceBatch implements AutoCloseable {
         }
         IntBuffer host = staging.getByteBuffer(0, needed).order(ByteOrder.nativeOrder()).asIntBuffer();
         host.put(batch.blocks()).position((int) (tableBytes / Integer.BYTES));
-        host.put(batch.tableStart()).put(batch.lengths());
+        host.put(batch.tableStart()).put(tiles).put(batch.lengths());
         tables.ensure(tableBytes);
         starts.ensure(startBytes);
+        tileStarts.ensure(startBytes);
         lengths.ensure(lengthBytes);
-        partial.ensure(plan.maxSplits() > 1 ? plan.partialBytes(sequences, shape) : 4);
-        stats.ensure(plan.maxSplits() > 1 ? plan.statsBytes(sequences, shape) : 8);
+        counters.ensure(counterBytes);
+        partial.ensure(Math.max(4, plan.partialBytes(sequences, shape)));
+        stats.ensure(Math.max(8, plan.statsBytes(sequences, shape)));
         sink.ensure(4);
         cuMemcpyHtoDAsync(tables.pointer, staging, tableBytes, stream);
         cuMemcpyHtoDAsync(starts.pointer, staging.withByteOffset(tableBytes), startBytes, stream);
-        cuMemcpyHtoDAsync(lengths.pointer, staging.withByteOffset(tableBytes + startBytes), lengthBytes, stream);
+        cuMemcpyHtoDAsync(tileStarts.pointer, staging.withByteOffset(tableBytes + startBytes), startBytes, stream);
+        cuMemcpyHtoDAsync(lengths.pointer, staging.withByteOffset(tableBytes + 2 * startBytes), lengthBytes, stream);
+        cuMemsetD32Async(counters.pointer, 0, counterBytes / Integer.BYTES, stream);
         cuEventRecord(copied, stream);
         copyPending = true;
         this.batch = batch;
@@ -93,8 +105,8 @@ public final class DeviceBatch implements AutoCloseable {
         return batch;
     }
 
-    /** Its split plan. */
-    public SplitPlan plan() {
+    /** Its launch plan. */
+    public LaunchPlan plan() {
         return plan;
     }
 
@@ -104,6 +116,14 @@ public final class DeviceBatch implements AutoCloseable {
 
     CUdeviceptr starts() {
         return starts.pointer;
+    }
+
+    CUdeviceptr tileStarts() {
+        return tileStarts.pointer;
+    }
+
+    CUdeviceptr counters() {
+        return counters.pointer;
     }
 
     CUdeviceptr lengths() {
@@ -129,7 +149,7 @@ public final class DeviceBatch implements AutoCloseable {
             return;
         }
         closed = true;
-        for (Region region : new Region[] {tables, starts, lengths, partial, stats, sink}) {
+        for (Region region : new Region[] {tables, starts, tileStarts, counters, lengths, partial, stats, sink}) {
             region.free();
         }
         if (stagingBytes > 0) {

@@ -52,10 +52,14 @@ public final class PagedDecodeAttention implements AutoCloseable {
     private final CUmodule module = new CUmodule();
     private final CUfunction decode = new CUfunction();
     private final CUfunction merge = new CUfunction();
+    private final CUfunction decodeBlocks = new CUfunction();
     private final CUfunction read = new CUfunction();
+    private final CUfunction readBulk = new CUfunction();
     private final int multiprocessors;
     private final int residentPerMultiprocessor;
     private final String architecture;
+    private final int computeCapability;
+    private final int maxSharedBytes;
     private final float scaleLog2;
     private boolean closed;
 
@@ -70,16 +74,32 @@ public final class PagedDecodeAttention implements AutoCloseable {
         try {
             cuCtxSetCurrent(context);
             this.multiprocessors = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-            this.architecture = "sm_" + attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
-                    + attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+            int major = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+            int minor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+            this.architecture = "sm_" + major + minor;
+            this.computeCapability = major * 10 + minor;
+            this.maxSharedBytes = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+            if (options.wholeBlocks() && computeCapability < 90) {
+                throw new IllegalArgumentException("the whole-block kernel needs sm_90 or later, this GPU is "
+                        + architecture + ": use KernelOptions.portable()");
+            }
             cuModuleLoadData(module, cache.module(architecture, options));
             cuModuleGetFunction(decode, module, "paged_decode");
             cuModuleGetFunction(merge, module, "paged_decode_merge");
+            if (options.wholeBlocks()) {
+                cuModuleGetFunction(decodeBlocks, module, "paged_decode_blocks");
+            }
             cuModuleGetFunction(read, module, "paged_read");
-            cuFuncSetAttribute(decode, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            cuModuleGetFunction(readBulk, module, "paged_read_bulk");
+            CUfunction used = options.wholeBlocks() ? decodeBlocks : decode;
+            cuFuncSetAttribute(used, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     options.sharedBytes());
+            if (computeCapability >= 90) {
+                cuFuncSetAttribute(readBulk, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        maxSharedBytes);
+            }
             int[] resident = new int[1];
-            cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, decode, options.threads(), options.sharedBytes());
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, used, options.threads(), options.sharedBytes());
             this.residentPerMultiprocessor = Math.max(1, resident[0]);
         } catch (RuntimeException e) {
             cuDevicePrimaryCtxRelease(device);
@@ -117,17 +137,24 @@ public final class PagedDecodeAttention implements AutoCloseable {
     }
 
     /**
-     * Checks {@code batch} against the cache and the blocks the group holds, plans its split and
+     * Checks {@code batch} against the cache and the blocks the group holds, plans the launch and
      * queues its copy into {@code into} on {@code stream}.
      *
      * @throws IllegalArgumentException naming what does not fit; nothing is queued then
      */
-    public SplitPlan load(DeviceBatch into, DecodeBatch batch, GroupBlocks held, CUstream stream) {
+    public LaunchPlan load(DeviceBatch into, DecodeBatch batch, GroupBlocks held, CUstream stream) {
         requireOpen();
         batch.check(shape, tensors.geometry(), held);
-        SplitPlan plan = options.blocksPerMultiprocessor() == 0
-                ? SplitPlan.waves(batch, shape.kvHeads(), multiprocessors * residentPerMultiprocessor)
-                : SplitPlan.of(batch, shape.kvHeads(), multiprocessors, options.blocksPerMultiprocessor());
+        int perMultiprocessor = options.blocksPerMultiprocessor();
+        LaunchPlan plan;
+        if (options.wholeBlocks()) {
+            int fit = perMultiprocessor == 0 ? residentPerMultiprocessor : Math.min(perMultiprocessor, residentPerMultiprocessor);
+            plan = StreamPlan.of(batch, multiprocessors * fit);
+        } else {
+            plan = perMultiprocessor == 0
+                    ? SplitPlan.waves(batch, shape.kvHeads(), multiprocessors * residentPerMultiprocessor)
+                    : SplitPlan.of(batch, shape.kvHeads(), multiprocessors, perMultiprocessor);
+        }
         cuCtxSetCurrent(context);
         into.load(batch, plan, shape, stream);
         return plan;
@@ -149,8 +176,20 @@ public final class PagedDecodeAttention implements AutoCloseable {
         long bytes = shape.queryBytes(loaded.sequences());
         query.requireAtLeast(bytes, "query");
         out.requireAtLeast(bytes, "output");
-        SplitPlan plan = batch.plan();
         cuCtxSetCurrent(context);
+        if (batch.plan() instanceof StreamPlan plan) {
+            Pointer arguments = Pointer.to(
+                    Pointer.to(query.pointer()), Pointer.to(out.pointer()), Pointer.to(batch.partial()),
+                    Pointer.to(batch.stats()), Pointer.to(batch.counters()), Pointer.to(batch.tables()),
+                    Pointer.to(batch.starts()), Pointer.to(batch.tileStarts()), Pointer.to(batch.lengths()),
+                    Pointer.to(new long[] {keys}), Pointer.to(new long[] {values}),
+                    Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
+                    Pointer.to(new int[] {loaded.sequences()}), Pointer.to(new float[] {scaleLog2}));
+            cuLaunchKernel(decodeBlocks, plan.ctas(), 1, 1, options.threads(), 1, 1, options.sharedBytes(), stream, arguments,
+                    null);
+            return;
+        }
+        SplitPlan plan = (SplitPlan) batch.plan();
         Pointer decodeArguments = Pointer.to(
                 Pointer.to(query.pointer()), Pointer.to(out.pointer()), Pointer.to(batch.partial()),
                 Pointer.to(batch.stats()), Pointer.to(batch.tables()), Pointer.to(batch.starts()),
@@ -191,6 +230,41 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 stream, arguments, null);
     }
 
+    /**
+     * Queues the bulk-copy read floor for layer {@code layer}: the same K and V bytes as
+     * {@link #launchReadFloor}, fetched by the copy engine in copies of up to {@code runTokens}
+     * tokens of one block (every KV head) into {@code slots} shared-memory slots of a 16-token tile
+     * per thread block, {@code perMultiprocessor} thread blocks per multiprocessor, each with an
+     * equal share of the tiles. sm_90 and later.
+     *
+     * @throws IllegalArgumentException when the slots do not fit a thread block's shared memory
+     * @throws IllegalStateException on a GPU before sm_90
+     */
+    public void launchBulkReadFloor(DeviceBatch batch, int layer, int perMultiprocessor, int slots, int runTokens,
+                                    CUstream stream) {
+        requireOpen();
+        DecodeBatch loaded = requireLoaded(batch);
+        if (computeCapability < 90) {
+            throw new IllegalStateException("the bulk-copy floor needs sm_90 or later, this GPU is " + architecture);
+        }
+        long sharedBytes = (long) slots * (SplitPlan.TILE * shape.blockBytes() / shape.blockTokens() + Long.BYTES);
+        if (slots < 1 || perMultiprocessor < 1 || runTokens < 1 || sharedBytes > maxSharedBytes) {
+            throw new IllegalArgumentException(slots + " slots need " + sharedBytes + " bytes of shared memory, at most "
+                    + maxSharedBytes + " fit; thread blocks per multiprocessor and tokens per copy must be at least 1, got "
+                    + perMultiprocessor + " and " + runTokens);
+        }
+        long tiles = StreamPlan.tileStarts(loaded)[loaded.sequences()];
+        int ctas = (int) Math.min(tiles, (long) multiprocessors * perMultiprocessor);
+        cuCtxSetCurrent(context);
+        Pointer arguments = Pointer.to(
+                Pointer.to(batch.tables()), Pointer.to(batch.starts()), Pointer.to(batch.tileStarts()),
+                Pointer.to(batch.lengths()), Pointer.to(new long[] {tensors.view(layer, KvTensors.KEYS)}),
+                Pointer.to(new long[] {tensors.view(layer, KvTensors.VALUES)}),
+                Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
+                Pointer.to(new int[] {loaded.sequences()}), Pointer.to(new int[] {slots}), Pointer.to(new int[] {runTokens}));
+        cuLaunchKernel(readBulk, ctas, 1, 1, 32, 1, 1, (int) sharedBytes, stream, arguments, null);
+    }
+
     public AttentionShape shape() {
         return shape;
     }
@@ -203,7 +277,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
         return options;
     }
 
-    /** The GPU's multiprocessors, which the split plan fills. */
+    /** The GPU's multiprocessors, which the launch plans fill. */
     public int multiprocessors() {
         return multiprocessors;
     }

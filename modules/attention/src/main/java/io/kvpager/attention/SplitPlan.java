@@ -11,7 +11,7 @@ package io.kvpager.attention;
  * multiprocessor; {@link #waves} costs whole waves of the thread blocks that fit at once (not yet
  * measured on a GPU: the benchmark tries it).
  */
-public record SplitPlan(int chunkTokens, int maxSplits) {
+public record SplitPlan(int chunkTokens, int maxSplits) implements LaunchPlan {
 
     /** Tokens one warp takes at a time. */
     public static final int TILE = 16;
@@ -98,11 +98,13 @@ public record SplitPlan(int chunkTokens, int maxSplits) {
     }
 
     /** Bytes of the partial outputs the chunks of split sequences leave for the merge (fp32). */
+    @Override
     public long partialBytes(int sequences, AttentionShape shape) {
         return (long) sequences * shape.queryHeads() * maxSplits * shape.headSize() * Float.BYTES;
     }
 
     /** Bytes of the (max, sum) pairs the chunks leave for the merge. */
+    @Override
     public long statsBytes(int sequences, AttentionShape shape) {
         return (long) sequences * shape.queryHeads() * maxSplits * 2 * Float.BYTES;
     }

@@ -4,7 +4,8 @@
  * exactly where kvpager maps them ({@link io.kvpager.attention.KvTensors}).
  *
  * <p>Planning and validation ({@link io.kvpager.attention.AttentionShape},
- * {@link io.kvpager.attention.DecodeBatch}, {@link io.kvpager.attention.SplitPlan}) are plain Java
+ * {@link io.kvpager.attention.DecodeBatch}, {@link io.kvpager.attention.StreamPlan},
+ * {@link io.kvpager.attention.SplitPlan}) are plain Java
  * and run anywhere. The kernel's CUDA C source ({@code paged_decode.cu}) is compiled on the machine
  * that runs it by NVRTC, called through {@code java.lang.foreign} ({@link io.kvpager.attention.Nvrtc});
  * JCuda loads the compiled module and launches it on the caller's stream

@@ -1,12 +1,12 @@
 // Paged decode attention over kvpager's blocks: softmax(q·Kᵀ/√D)·V for one new token per
-// sequence, reading K and V through each sequence's block table, split over the sequence
-// (flash-decoding) so that a few long sequences still fill the GPU.
+// sequence, reading K and V through each sequence's block table.
 //
 // Compiled at run time by NVRTC with every shape fixed by -D options (see KernelOptions.java):
 //   DTYPE_BF16 (1: bfloat16, 0: float16), HEAD_DIM (64, 128, 256), GROUP (query heads per KV
 //   head, 1..16), KV_HEADS, BLOCK_TOKENS, BLOCKS_PER_PAGE, WARPS, STAGES, L2_PREFETCH (0, 64, 128
-//   or 256: the L2 prefetch size hint of each copy), HEADS_FIRST (1: blockIdx.x is the KV head, so
-//   the thread blocks of one chunk's heads run side by side; 0: blockIdx.x is the split).
+//   or 256: the L2 prefetch size hint of each 16-byte copy), HEADS_FIRST (paged_decode's grid
+//   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split), TOKENS_PER_COPY
+//   (paged_decode_blocks: consecutive token rows of one bulk copy, 1, 2, 4, 8 or 16).
 // No header is included, so the kernel compiles wherever NVRTC runs.
 //
 // Block layout (what an engine writes): block b of a (layer, buffer) view starts at
@@ -14,12 +14,22 @@
 // and holds BLOCK_TOKENS tokens × KV_HEADS heads × HEAD_DIM elements, row-major: token t,
 // head h, element d at byte ((t * KV_HEADS + h) * HEAD_DIM + d) * 2.
 //
-// One CTA computes one (sequence, KV head, split): its WARPS warps take 16-token tiles in turn,
-// each warp streaming K and V tiles into its own shared-memory ring with cp.async (STAGES deep),
-// scoring all GROUP query heads of the KV head at once with tensor-core mma (bf16/fp16 in, fp32
-// accumulate), with an online softmax. The warps' partial results are merged in shared memory;
-// a sequence with several splits leaves (max, sum, unnormalised output) per split for
-// paged_decode_merge.
+// Two kernels, the same arithmetic inside (tensor-core mma, bf16/fp16 in, fp32 accumulate, an
+// online softmax over 16-token tiles, all GROUP query heads of a KV head scored at once):
+// - paged_decode (the default; any GPU, any head count): one thread block per (sequence, KV
+//   head, chunk of the sequence) (flash-decoding); its WARPS warps take the chunk's tiles in
+//   turn, each streaming K and V into its own shared-memory ring with 16-byte cp.async copies
+//   (STAGES deep); the warps' results merge in shared memory, and paged_decode_merge (a second
+//   launch) merges the chunks of split sequences.
+// - paged_decode_blocks (an option; sm_90, KV_HEADS <= 8; slower on the H200, see
+//   docs/attention.md): one warp per KV head and one copying warp, so a thread block reads whole
+//   tokens (every head's row, TOKEN_STRIDE contiguous bytes) with the copy engine (cp.async.bulk,
+//   TOKENS_PER_COPY rows a copy, completing on a per-stage mbarrier, STAGES tiles deep). The
+//   sequences' tiles, in order, are cut into one contiguous range per thread block of equal
+//   length (stream-K) over a grid of as many thread blocks as fit at once: every thread block
+//   reads the same bytes, the launch is one wave, and a sequence cut between thread blocks is
+//   merged by the one that finishes its last piece (a counter per sequence): no second launch.
+// paged_read and paged_read_bulk read the same bytes and compute nothing: the benchmark's floors.
 
 #ifndef DTYPE_BF16
 #define DTYPE_BF16 1
@@ -51,6 +61,9 @@
 #ifndef HEADS_FIRST
 #define HEADS_FIRST 0
 #endif
+#ifndef TOKENS_PER_COPY
+#define TOKENS_PER_COPY 1
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -62,6 +75,13 @@ typedef unsigned long long u64;
 #define TILE_BYTES (TILE * ROW_BYTES)
 #define STAGE_BYTES (2 * TILE_BYTES)
 #define TOKEN_STRIDE ((u64)KV_HEADS * ROW_BYTES)
+// paged_decode_blocks copies TOKENS_PER_COPY token rows at a time and pads each copy by 16
+// bytes, so rows of different copies fall in different bank groups (one row per copy: the 8 rows
+// an ldmatrix phase reads hit 8 different bank groups).
+#define TOKENS_BYTES (TILE * (u32)TOKEN_STRIDE + (TILE / TOKENS_PER_COPY) * 16)
+#if TOKENS_PER_COPY != 1 && TOKENS_PER_COPY != 2 && TOKENS_PER_COPY != 4 && TOKENS_PER_COPY != 8 && TOKENS_PER_COPY != 16
+#error "TOKENS_PER_COPY must be 1, 2, 4, 8 or 16"
+#endif
 #define QUERY_HEADS (KV_HEADS * GROUP)
 #define THREADS (WARPS * 32)
 #define NEG_INF (-__int_as_float(0x7f800000))
@@ -157,6 +177,239 @@ __device__ __forceinline__ u64 row_address(const int* table, int token, int head
            + (u64)within * TOKEN_STRIDE + (u64)head * ROW_BYTES;
 }
 
+// Shared-memory offset of 16-byte chunk `ch` of row `row` of a K or V tile whose rows are STRIDE
+// bytes apart. SWIZZLE: chunks XOR-swizzled by the row; else rows in runs of RUN, each run padded
+// by 16 bytes.
+template <u32 STRIDE, u32 RUN, bool SWIZZLE>
+__device__ __forceinline__ u32 tile_offset(u32 row, u32 ch) {
+    if (SWIZZLE) {
+        return row * STRIDE + ((ch ^ (row & 7)) * 16);
+    }
+    return (row / RUN) * (RUN * STRIDE + 16) + (row % RUN) * STRIDE + ch * 16;
+}
+
+__device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count));
+}
+
+__device__ __forceinline__ void barrier_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival on `bar` that also expects `bytes` of bulk copies to complete on it.
+__device__ __forceinline__ void barrier_expect(u32 bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+
+// Waits until the phase of `bar` with parity `parity` has completed.
+__device__ __forceinline__ void barrier_wait(u32 bar, u32 parity) {
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT;\n"
+                 "}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+
+// `bytes` (a multiple of 16) global -> shared by the copy engine, completing on `bar`.
+__device__ __forceinline__ void bulk_copy(u32 dst, u64 src, u32 bytes, u32 bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+// Orders this thread's ordinary shared-memory writes before later copy-engine accesses.
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Query rows of KV head `head`'s group as mma A fragments (rows >= GROUP are zero).
+__device__ __forceinline__ void load_query(u32 (&qa)[HEAD_DIM / 16][4], const u16* query, int seq, int head, u32 g,
+                                           u32 t) {
+    const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
+#pragma unroll
+    for (int s = 0; s < HEAD_DIM / 16; ++s) {
+        qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
+        qa[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
+        qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
+        qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
+    }
+}
+
+// One warp's running softmax state: GROUP heads (mma rows g and g + 8) × HEAD_DIM.
+struct Running {
+    float o[HEAD_DIM / 8][4];
+    float rowMax[2];
+    float rowSum[2];
+
+    __device__ __forceinline__ void reset() {
+#pragma unroll
+        for (int n = 0; n < HEAD_DIM / 8; ++n) {
+            o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+        }
+        rowMax[0] = rowMax[1] = NEG_INF;
+        rowSum[0] = rowSum[1] = 0.f;
+    }
+};
+
+// Queues the cp.async copies of the K and V rows of tokens first .. first + TILE - 1 (those below
+// `end`; zeros for the others) of KV head `head` into the ring slot at `slot` (swizzled rows).
+__device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int first, int end, int head, u64 kBase,
+                                                u64 vDelta, u64 blockStride, u64 pageStride, u32 lane) {
+#if BLOCK_TOKENS % TILE == 0
+    // A tile lies in one block: one table look-up.
+    const u64 tileBase = row_address(table, first, head, kBase, blockStride, pageStride);
+#endif
+#pragma unroll
+    for (int i = 0; i < TILE * CHUNKS / 32; ++i) {
+        const u32 c = lane + 32 * i;
+        const u32 r = c / CHUNKS;
+        const u32 ch = c % CHUNKS;
+        const int token = first + (int)r;
+        const u32 dst = slot + tile_offset<ROW_BYTES, 1, true>(r, ch);
+        if (token < end) {
+#if BLOCK_TOKENS % TILE == 0
+            const u64 src = tileBase + r * TOKEN_STRIDE + ch * 16;
+#else
+            const u64 src = row_address(table, token, head, kBase, blockStride, pageStride) + ch * 16;
+#endif
+            copy16(dst, src, 16);
+            copy16(dst + TILE_BYTES, src + vDelta, 16);
+        } else {
+            copy16(dst, kBase, 0);
+            copy16(dst + TILE_BYTES, kBase, 0);
+        }
+    }
+}
+
+// The token (0..15 in the tile) of mma column c: c itself, or with runs of several rows the even
+// tokens first, then the odd ones.
+template <u32 RUN>
+__device__ __forceinline__ u32 tile_token(u32 c) {
+    return RUN == 1 ? c : (c & 7) * 2 + (c >> 3);
+}
+
+// Folds one K and V tile (tokens first .. first + 15, those at or past `end` masked) into `run`;
+// rows laid out as tile_offset says. With runs of several rows (RUN > 1), the mma's 16 token
+// columns are the tile's tokens interleaved (column c is token tile_token(c)), so that the 8 rows
+// of each ldmatrix phase come from 8 different runs: different bank groups.
+template <u32 STRIDE, u32 RUN, bool SWIZZLE>
+__device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
+                                            int first, int end, float scaleLog2, u32 lane) {
+    const u32 t = lane & 3;
+    // Scores of GROUP heads (rows) × 16 tokens (two n-tiles of 8).
+    float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    {
+        const u32 m = lane >> 3;
+        const u32 row = 8 * (m >> 1) + (lane & 7);
+#pragma unroll
+        for (int s = 0; s < HEAD_DIM / 16; ++s) {
+            const u32 ch = 2 * s + (m & 1);
+            u32 b00, b01, b10, b11;
+            ldmatrix4(b00, b01, b10, b11, kTile + tile_offset<STRIDE, RUN, SWIZZLE>(tile_token<RUN>(row), ch));
+            mma(sc[0], qa[s], b00, b01);
+            mma(sc[1], qa[s], b10, b11);
+        }
+    }
+    float tileMax[2] = {NEG_INF, NEG_INF};
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int token = first + (int)tile_token<RUN>(8 * n + 2 * t + (e & 1));
+            sc[n][e] = token < end ? sc[n][e] * scaleLog2 : NEG_INF;
+            tileMax[e >> 1] = fmaxf(tileMax[e >> 1], sc[n][e]);
+        }
+    }
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
+        tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
+        const float next = fmaxf(run.rowMax[r], tileMax[r]);
+        const float base = next == NEG_INF ? 0.f : next;
+        alpha[r] = exp2f(run.rowMax[r] - base);
+        run.rowMax[r] = next;
+        tileMax[r] = base;
+        run.rowSum[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            sc[n][e] = exp2f(sc[n][e] - tileMax[e >> 1]);
+            run.rowSum[e >> 1] += sc[n][e];
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+        run.o[n][0] *= alpha[0];
+        run.o[n][1] *= alpha[0];
+        run.o[n][2] *= alpha[1];
+        run.o[n][3] *= alpha[1];
+    }
+    const u32 pa[4] = {pack(sc[0][0], sc[0][1]), pack(sc[0][2], sc[0][3]), pack(sc[1][0], sc[1][1]),
+                       pack(sc[1][2], sc[1][3])};
+    {
+        const u32 m = lane >> 3;
+        const u32 row = 8 * (m & 1) + (lane & 7);
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 16; ++p) {
+            const u32 ch = 2 * p + (m >> 1);
+            u32 b0, b1, b2, b3;
+            ldmatrix4_trans(b0, b1, b2, b3, vTile + tile_offset<STRIDE, RUN, SWIZZLE>(tile_token<RUN>(row), ch));
+            mma(run.o[2 * p], pa, b0, b1);
+            mma(run.o[2 * p + 1], pa, b2, b3);
+        }
+    }
+}
+
+// Leaves each warp's (max, sum) per head and partial output in shared memory (`stats`, `parts`);
+// the caller synchronises the block before combine_warps reads them.
+__device__ __forceinline__ void leave_for_merge(Running& run, float* stats, float* parts, u32 warp, u32 lane) {
+    const u32 g = lane >> 2;
+    const u32 t = lane & 3;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 1);
+        run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 2);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const u32 h = g + 8 * r;
+        if (h < GROUP) {
+            if (t == 0) {
+                stats[2 * (warp * GROUP + h)] = run.rowMax[r];
+                stats[2 * (warp * GROUP + h) + 1] = run.rowSum[r];
+            }
+            float* dst = parts + (warp * GROUP + h) * HEAD_DIM;
+#pragma unroll
+            for (int n = 0; n < HEAD_DIM / 8; ++n) {
+                dst[8 * n + 2 * t] = run.o[n][2 * r];
+                dst[8 * n + 2 * t + 1] = run.o[n][2 * r + 1];
+            }
+        }
+    }
+}
+
+// The warps' results for head h, element d: the common max, the sum and the output under it.
+__device__ __forceinline__ void combine_warps(const float* stats, const float* parts, int h, int d, float& m, float& sum,
+                                             float& acc) {
+    m = NEG_INF;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        m = fmaxf(m, stats[2 * (w * GROUP + h)]);
+    }
+    sum = 0.f;
+    acc = 0.f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        const float wm = stats[2 * (w * GROUP + h)];
+        const float scale = wm == NEG_INF ? 0.f : exp2f(wm - m);
+        sum += scale * stats[2 * (w * GROUP + h) + 1];
+        acc += scale * parts[(w * GROUP + h) * HEAD_DIM + d];
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS)
 paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
              float2* __restrict__ partialStats, const int* __restrict__ tables, const int* __restrict__ tableStart,
@@ -180,31 +433,14 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     const int splits = (length + chunkTokens - 1) / chunkTokens;
     const u32 warp = threadIdx.x >> 5;
     const u32 lane = threadIdx.x & 31;
-    const u32 g = lane >> 2;
-    const u32 t = lane & 3;
     const int* table = tables + tableStart[seq];
 
-    // Query rows of this KV head's group as mma A fragments (rows >= GROUP are zero).
     u32 qa[HEAD_DIM / 16][4];
-    const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
-#pragma unroll
-    for (int s = 0; s < HEAD_DIM / 16; ++s) {
-        qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
-        qa[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
-        qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
-        qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
-    }
+    load_query(qa, query, seq, head, lane >> 2, lane & 3);
+    Running run;
+    run.reset();
 
-    float o[HEAD_DIM / 8][4];
-#pragma unroll
-    for (int n = 0; n < HEAD_DIM / 8; ++n) {
-        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    }
-    float rowMax[2] = {NEG_INF, NEG_INF};
-    float rowSum[2] = {0.f, 0.f};
-
-    unsigned char* ring = smem + warp * (STAGES * STAGE_BYTES);
-    const u32 ringAddress = shared_address(ring);
+    const u32 ringAddress = shared_address(smem + warp * (STAGES * STAGE_BYTES));
     const u64 vDelta = vBase - kBase;
     const int tiles = (end - begin + TILE - 1) / TILE;
     const int mine = tiles > (int)warp ? (tiles - (int)warp + WARPS - 1) / WARPS : 0;
@@ -212,24 +448,8 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     // Queue the copies of this warp's j-th tile into ring slot j % STAGES.
     auto issue = [&](int j) {
         if (j < mine) {
-            const int first = begin + ((int)warp + j * WARPS) * TILE;
-            const u32 slot = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
-#pragma unroll
-            for (int i = 0; i < TILE * CHUNKS / 32; ++i) {
-                const u32 c = lane + 32 * i;
-                const u32 r = c / CHUNKS;
-                const u32 ch = c % CHUNKS;
-                const int token = first + (int)r;
-                const u32 dst = slot + r * ROW_BYTES + ((ch ^ (r & 7)) * 16);
-                if (token < end) {
-                    const u64 src = row_address(table, token, head, kBase, blockStride, pageStride) + ch * 16;
-                    copy16(dst, src, 16);
-                    copy16(dst + TILE_BYTES, src + vDelta, 16);
-                } else {
-                    copy16(dst, kBase, 0);
-                    copy16(dst + TILE_BYTES, kBase, 0);
-                }
-            }
+            copy_tile_async(ringAddress + (u32)(j % STAGES) * STAGE_BYTES, table, begin + ((int)warp + j * WARPS) * TILE,
+                            end, head, kBase, vDelta, blockStride, pageStride, lane);
         }
         commit();
     };
@@ -243,122 +463,22 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
         wait_pending<STAGES - 1>();
         __syncwarp();
         const u32 kTile = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
-        const u32 vTile = kTile + TILE_BYTES;
-        const int first = begin + ((int)warp + j * WARPS) * TILE;
-
-        // Scores of GROUP heads (rows) × 16 tokens (two n-tiles of 8).
-        float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-        {
-            const u32 m = lane >> 3;
-            const u32 row = 8 * (m >> 1) + (lane & 7);
-#pragma unroll
-            for (int s = 0; s < HEAD_DIM / 16; ++s) {
-                const u32 ch = 2 * s + (m & 1);
-                u32 b00, b01, b10, b11;
-                ldmatrix4(b00, b01, b10, b11, kTile + row * ROW_BYTES + ((ch ^ (row & 7)) * 16));
-                mma(sc[0], qa[s], b00, b01);
-                mma(sc[1], qa[s], b10, b11);
-            }
-        }
-        float tileMax[2] = {NEG_INF, NEG_INF};
-#pragma unroll
-        for (int n = 0; n < 2; ++n) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int token = first + 8 * n + 2 * (int)t + (e & 1);
-                sc[n][e] = token < end ? sc[n][e] * scaleLog2 : NEG_INF;
-                tileMax[e >> 1] = fmaxf(tileMax[e >> 1], sc[n][e]);
-            }
-        }
-        float alpha[2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
-            tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
-            const float next = fmaxf(rowMax[r], tileMax[r]);
-            const float base = next == NEG_INF ? 0.f : next;
-            alpha[r] = exp2f(rowMax[r] - base);
-            rowMax[r] = next;
-            tileMax[r] = base;
-            rowSum[r] *= alpha[r];
-        }
-#pragma unroll
-        for (int n = 0; n < 2; ++n) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                sc[n][e] = exp2f(sc[n][e] - tileMax[e >> 1]);
-                rowSum[e >> 1] += sc[n][e];
-            }
-        }
-#pragma unroll
-        for (int n = 0; n < HEAD_DIM / 8; ++n) {
-            o[n][0] *= alpha[0];
-            o[n][1] *= alpha[0];
-            o[n][2] *= alpha[1];
-            o[n][3] *= alpha[1];
-        }
-        const u32 pa[4] = {pack(sc[0][0], sc[0][1]), pack(sc[0][2], sc[0][3]), pack(sc[1][0], sc[1][1]),
-                           pack(sc[1][2], sc[1][3])};
-        {
-            const u32 m = lane >> 3;
-            const u32 row = 8 * (m & 1) + (lane & 7);
-#pragma unroll
-            for (int p = 0; p < HEAD_DIM / 16; ++p) {
-                const u32 ch = 2 * p + (m >> 1);
-                u32 b0, b1, b2, b3;
-                ldmatrix4_trans(b0, b1, b2, b3, vTile + row * ROW_BYTES + ((ch ^ (row & 7)) * 16));
-                mma(o[2 * p], pa, b0, b1);
-                mma(o[2 * p + 1], pa, b2, b3);
-            }
-        }
+        attend_tile<ROW_BYTES, 1, true>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
         __syncwarp();
     }
     wait_pending<0>();
-
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 1);
-        rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 2);
-    }
 
     // Merge the warps: per warp and head, (max, sum) then HEAD_DIM partial outputs.
     __syncthreads();
     float* stats = (float*)smem;
     float* parts = stats + 2 * WARPS * GROUP;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const u32 h = g + 8 * r;
-        if (h < GROUP) {
-            if (t == 0) {
-                stats[2 * (warp * GROUP + h)] = rowMax[r];
-                stats[2 * (warp * GROUP + h) + 1] = rowSum[r];
-            }
-            float* dst = parts + (warp * GROUP + h) * HEAD_DIM;
-#pragma unroll
-            for (int n = 0; n < HEAD_DIM / 8; ++n) {
-                dst[8 * n + 2 * t] = o[n][2 * r];
-                dst[8 * n + 2 * t + 1] = o[n][2 * r + 1];
-            }
-        }
-    }
+    leave_for_merge(run, stats, parts, warp, lane);
     __syncthreads();
     for (int i = threadIdx.x; i < GROUP * HEAD_DIM; i += THREADS) {
         const int h = i / HEAD_DIM;
         const int d = i % HEAD_DIM;
-        float m = NEG_INF;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
-            m = fmaxf(m, stats[2 * (w * GROUP + h)]);
-        }
-        float sum = 0.f;
-        float acc = 0.f;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
-            const float wm = stats[2 * (w * GROUP + h)];
-            const float scale = wm == NEG_INF ? 0.f : exp2f(wm - m);
-            sum += scale * stats[2 * (w * GROUP + h) + 1];
-            acc += scale * parts[(w * GROUP + h) * HEAD_DIM + d];
-        }
+        float m, sum, acc;
+        combine_warps(stats, parts, h, d, m, sum, acc);
         const u64 queryHead = (u64)seq * QUERY_HEADS + (u64)head * GROUP + h;
         if (splits == 1) {
             out[queryHead * HEAD_DIM + d] = to_half(acc / sum);
@@ -445,4 +565,328 @@ paged_read(const int* __restrict__ tables, const int* __restrict__ tableStart, c
     if (fold == 0x9e3779b9u) {
         sink[0] = fold;
     }
+}
+
+// ---- stream-K: one contiguous range of tiles per thread block ----
+
+// The sequence holding tile x of the list of every sequence's tiles (tileStart: where each
+// sequence's tiles start in it, the total last).
+__device__ __forceinline__ int sequence_at(const int* tileStart, int sequences, u64 x) {
+    int lo = 0;
+    int hi = sequences - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if ((u64)(u32)tileStart[mid] <= x) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+// First global tile of CTA c's range.
+__device__ __forceinline__ u64 range_start(u64 total, u32 c, u32 ctas) {
+    return total * c / ctas;
+}
+
+// The CTA whose range holds global tile x.
+__device__ __forceinline__ u32 owner_of(u64 total, u64 x, u32 ctas) {
+    u32 c = (u32)(x * ctas / total);
+    while (c + 1 < ctas && range_start(total, c + 1, ctas) <= x) {
+        ++c;
+    }
+    return c;
+}
+
+__device__ __forceinline__ float load_cg(const float* p) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ float2 load_cg2(const float2* p) {
+    float2 v;
+    asm volatile("ld.global.cg.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
+    return v;
+}
+
+// ---- paged_decode_blocks: whole tokens by the copy engine, one warp per KV head, stream-K ----
+
+#if KV_HEADS <= 8 && BLOCK_TOKENS % TOKENS_PER_COPY == 0
+// One lane's copy of tokens first .. first + rows - 1 of K and V, every head: one bulk copy per
+// TOKENS_PER_COPY token rows and buffer, lane c < 16 copying K run c and lane 16 + c V run c. A run
+// never crosses a block: TOKENS_PER_COPY divides BLOCK_TOKENS. `bytes` is 0 for an idle lane.
+struct TokenCopy {
+    u64 src;
+    u32 offset;
+    u32 bytes;
+
+    __device__ __forceinline__ void plan(const int* table, int first, int rows, u64 kBase, u64 vDelta, u64 blockStride,
+                                         u64 pageStride, u32 lane) {
+        const u32 c = lane & (TILE - 1);
+        const int row = (int)c * TOKENS_PER_COPY;
+        bytes = 0;
+        if (c < TILE / TOKENS_PER_COPY && row < rows) {
+            const u32 isValue = lane / TILE;
+            bytes = (u32)min(TOKENS_PER_COPY, rows - row) * (u32)TOKEN_STRIDE;
+            src = row_address(table, first + row, 0, kBase, blockStride, pageStride) + (isValue ? vDelta : 0);
+            offset = isValue * TOKENS_BYTES + tile_offset<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false>(row, 0);
+        }
+    }
+
+    // Queues the warp's copies into `stage`, completing on `bar` (`total` bytes in all). One warp.
+    __device__ __forceinline__ void issue(u32 stage, u32 bar, u32 total, u32 lane) const {
+        if (lane == 0) {
+            barrier_expect(bar, total);
+        }
+        __syncwarp();
+        if (bytes != 0) {
+            bulk_copy(stage + offset, src, bytes, bar);
+        }
+    }
+};
+
+__device__ __forceinline__ void barrier_arrive(u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+
+// Synchronises the KV_HEADS computing warps (not the copying one).
+__device__ __forceinline__ void sync_computing() {
+    asm volatile("bar.sync 1, %0;\n" :: "n"(KV_HEADS * 32) : "memory");
+}
+
+// Warps 0 .. KV_HEADS - 1 compute (warp h: KV head h); warp KV_HEADS only queues copies, STAGES
+// tiles ahead: a stage is refilled once every computing warp has arrived on its `empty` barrier.
+extern "C" __global__ void __launch_bounds__((KV_HEADS + 1) * 32, 1)
+paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
+                    float2* __restrict__ partialStats, int* __restrict__ counters, const int* __restrict__ tables,
+                    const int* __restrict__ tableStart, const int* __restrict__ tileStart,
+                    const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride,
+                    int sequences, float scaleLog2) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char smem[];
+    const u32 ctas = gridDim.x;
+    const u32 cta = blockIdx.x;
+    const u64 total = (u32)tileStart[sequences];
+    const u64 rangeBegin = range_start(total, cta, ctas);
+    const u64 rangeEnd = range_start(total, cta + 1, ctas);
+    if (rangeBegin >= rangeEnd) {
+        return;
+    }
+    const u32 warp = threadIdx.x >> 5;
+    const u32 lane = threadIdx.x & 31;
+    const u32 ring = shared_address(smem);
+    const u32 full = ring + STAGES * 2 * TOKENS_BYTES;
+    const u32 empty = full + 8 * STAGES;
+    volatile int* lastFlag = (volatile int*)(smem + STAGES * 2 * TOKENS_BYTES + 16 * STAGES);
+
+    // Zeros first: V rows past a sequence's end are never copied, and a softmax weight of 0 must
+    // meet a finite value there (later they hold earlier tiles' rows, finite too).
+    for (u32 i = threadIdx.x; i < STAGES * 2 * TOKENS_BYTES / 16; i += (KV_HEADS + 1) * 32) {
+        asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};\n" :: "r"(ring + 16 * i), "r"(0u) : "memory");
+    }
+    fence_proxy_async();
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            barrier_init(full + 8 * s, 1);
+            barrier_init(empty + 8 * s, KV_HEADS);
+        }
+        barrier_init_fence();
+    }
+    __syncthreads();
+
+    int seq = sequence_at(tileStart, sequences, rangeBegin);
+    if (warp == KV_HEADS) {
+        // The copying warp: the range's tiles in order.
+        const u64 vDelta = vBase - kBase;
+        u64 seqBegin = (u32)tileStart[seq];
+        u64 seqEnd = (u32)tileStart[seq + 1];
+        int length = lengths[seq];
+        const int* table = tables + tableStart[seq];
+        u32 i = 0;
+        for (u64 x = rangeBegin; x < rangeEnd; ++x, ++i) {
+            if (x >= seqEnd) {
+                ++seq;
+                seqBegin = seqEnd;
+                seqEnd = (u32)tileStart[seq + 1];
+                length = lengths[seq];
+                table = tables + tableStart[seq];
+            }
+            // The addresses first (a table look-up), then wait for the stage to be free.
+            const int first = (int)(x - seqBegin) * TILE;
+            const int rows = min(TILE, length - first);
+            TokenCopy copy;
+            copy.plan(table, first, rows, kBase, vDelta, blockStride, pageStride, lane);
+            const u32 stage = i % STAGES;
+            if (i >= STAGES) {
+                barrier_wait(empty + 8 * stage, ((i / STAGES) - 1) & 1);
+            }
+            copy.issue(ring + stage * 2 * TOKENS_BYTES, full + 8 * stage, (u32)rows * (u32)TOKEN_STRIDE * 2, lane);
+        }
+        return;
+    }
+
+    const u32 g = lane >> 2;
+    const u32 t = lane & 3;
+    u32 k = 0;
+    u64 piece = rangeBegin;
+    while (true) {
+        const u64 seqBegin = (u32)tileStart[seq];
+        const u64 seqEnd = (u32)tileStart[seq + 1];
+        const u64 pieceEnd = min(rangeEnd, seqEnd);
+        const int length = lengths[seq];
+        u32 qa[HEAD_DIM / 16][4];
+        load_query(qa, query, seq, (int)warp, g, t);
+        Running run;
+        run.reset();
+        for (u64 x = piece; x < pieceEnd; ++x, ++k) {
+            const u32 stage = k % STAGES;
+            barrier_wait(full + 8 * stage, (k / STAGES) & 1);
+            const u32 kTile = ring + stage * 2 * TOKENS_BYTES + warp * ROW_BYTES;
+            attend_tile<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false>(run, qa, kTile, kTile + TOKENS_BYTES, (int)(x - seqBegin) * TILE, length,
+                                            scaleLog2, lane);
+            __syncwarp();
+            if (lane == 0) {
+                barrier_arrive(empty + 8 * stage);
+            }
+        }
+
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 1);
+            run.rowSum[r] += __shfl_xor_sync(0xffffffffu, run.rowSum[r], 2);
+        }
+        const bool whole = piece == seqBegin && pieceEnd == seqEnd;
+        const u32 slot = 2 * cta + (piece == rangeBegin ? 0 : 1);
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const u32 h = g + 8 * r;
+            if (h < GROUP) {
+                const u64 queryHead = (u64)seq * QUERY_HEADS + warp * GROUP + h;
+                if (whole) {
+                    const float inverse = 1.f / run.rowSum[r];
+                    u32* dst = (u32*)(out + queryHead * HEAD_DIM);
+#pragma unroll
+                    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+                        dst[4 * n + t] = pack(run.o[n][2 * r] * inverse, run.o[n][2 * r + 1] * inverse);
+                    }
+                } else {
+                    const u64 at = (u64)slot * QUERY_HEADS + warp * GROUP + h;
+                    float2* dst = (float2*)(partial + at * HEAD_DIM);
+#pragma unroll
+                    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+                        dst[4 * n + t] = make_float2(run.o[n][2 * r], run.o[n][2 * r + 1]);
+                    }
+                    if (t == 0) {
+                        partialStats[at] = make_float2(run.rowMax[r], run.rowSum[r]);
+                    }
+                }
+            }
+        }
+        if (!whole) {
+            // The thread block that leaves the sequence's last piece merges all of them.
+            __threadfence();
+            sync_computing();
+            const u32 firstCta = owner_of(total, seqBegin, ctas);
+            const u32 lastCta = owner_of(total, seqEnd - 1, ctas);
+            if (threadIdx.x == 0) {
+                const int before = atomicAdd(counters + seq, 1);
+                const bool last = before == (int)(lastCta - firstCta);
+                if (last) {
+                    counters[seq] = 0;
+                }
+                *lastFlag = last;
+            }
+            sync_computing();
+            if (*lastFlag) {
+                __threadfence();
+                for (u32 i = threadIdx.x; i < QUERY_HEADS * HEAD_DIM; i += KV_HEADS * 32) {
+                    const u32 h = i / HEAD_DIM;
+                    const u32 d = i % HEAD_DIM;
+                    float m = NEG_INF;
+                    for (u32 c = firstCta; c <= lastCta; ++c) {
+                        const u32 s = 2 * c + (range_start(total, c, ctas) < seqBegin ? 1 : 0);
+                        m = fmaxf(m, load_cg2(partialStats + (u64)s * QUERY_HEADS + h).x);
+                    }
+                    float sum = 0.f;
+                    float acc = 0.f;
+                    for (u32 c = firstCta; c <= lastCta; ++c) {
+                        const u32 s = 2 * c + (range_start(total, c, ctas) < seqBegin ? 1 : 0);
+                        const float2 ms = load_cg2(partialStats + (u64)s * QUERY_HEADS + h);
+                        const float scale = exp2f(ms.x - m);
+                        sum += scale * ms.y;
+                        acc += scale * load_cg(partial + ((u64)s * QUERY_HEADS + h) * HEAD_DIM + d);
+                    }
+                    out[((u64)seq * QUERY_HEADS + h) * HEAD_DIM + d] = to_half(acc / sum);
+                }
+            }
+            sync_computing();
+        }
+        if (pieceEnd >= rangeEnd) {
+            break;
+        }
+        piece = pieceEnd;
+        ++seq;
+    }
+#endif
+}
+#endif
+
+// The bulk-copy read floor: the same K and V bytes again (every KV head of every token below
+// each sequence's length), fetched by the copy engine into a ring of `slots` shared-memory slots
+// of one 16-token tile of one buffer each, kept full; nothing is computed. One copy covers up to
+// `runTokens` consecutive tokens of one block (16: a whole tile of a 16-token block, 32 KiB at
+// 8 heads × 128; 1: one token row, as paged_decode_blocks copies). The tiles, (sequence, tile)
+// in order, are cut into one equal range per thread block, as in paged_decode_blocks. One thread
+// per thread block issues everything.
+extern "C" __global__ void __launch_bounds__(32)
+paged_read_bulk(const int* __restrict__ tables, const int* __restrict__ tableStart, const int* __restrict__ tileStart,
+                const int* __restrict__ lengths, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride, int sequences,
+                int slots, int runTokens) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char smem[];
+    if (threadIdx.x != 0) {
+        return;
+    }
+    const u32 slotBytes = (u32)(TILE * TOKEN_STRIDE);
+    const u32 ring = shared_address(smem);
+    const u32 bars = ring + (u32)slots * slotBytes;
+    for (int s = 0; s < slots; ++s) {
+        barrier_init(bars + 8 * s, 1);
+    }
+    barrier_init_fence();
+    const u64 total = (u32)tileStart[sequences];
+    const u64 begin = total * blockIdx.x / gridDim.x;
+    const u64 end = total * (blockIdx.x + 1) / gridDim.x;
+    int seq = sequence_at(tileStart, sequences, begin);
+    u32 k = 0;
+    for (u64 w = begin; w < end; ++w) {
+        while ((u64)(u32)tileStart[seq + 1] <= w) {
+            ++seq;
+        }
+        const int* table = tables + tableStart[seq];
+        const int first = (int)(w - (u32)tileStart[seq]) * TILE;
+        const int last = min(lengths[seq], first + TILE);
+        for (int buffer = 0; buffer < 2; ++buffer, ++k) {
+            const u32 slot = k % (u32)slots;
+            const u32 use = k / (u32)slots;
+            if (use > 0) {
+                barrier_wait(bars + 8 * slot, (use - 1) & 1);
+            }
+            barrier_expect(bars + 8 * slot, (u32)(last - first) * (u32)TOKEN_STRIDE);
+            const u64 base = buffer == 0 ? kBase : vBase;
+            for (int token = first; token < last;) {
+                const int run = min(runTokens, min(last, (token / BLOCK_TOKENS + 1) * BLOCK_TOKENS) - token);
+                bulk_copy(ring + slot * slotBytes + (u32)(token - first) * (u32)TOKEN_STRIDE,
+                          row_address(table, token, 0, base, blockStride, pageStride), (u32)run * (u32)TOKEN_STRIDE,
+                          bars + 8 * slot);
+                token += run;
+            }
+        }
+    }
+    for (u32 n = k > (u32)slots ? k - (u32)slots : 0; n < k; ++n) {
+        barrier_wait(bars + 8 * (n % (u32)slots), (n / (u32)slots) & 1);
+    }
+#endif
 }

@@ -2,6 +2,8 @@ package io.kvpager.attention;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -54,5 +56,45 @@ class KernelCacheTest {
                 new AttentionShape(16, 2, 256, 16, KvDtype.BF16), 64, 8, 4, 0, false, 16))
                 .hasMessageContaining("shared memory");
         assertThat(new KernelOptions(SHAPE, 64, 4, 3, 0, false, 16).sharedBytes()).isEqualTo(4 * 3 * 2 * 16 * 256);
+        KernelOptions chunked = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 16);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 4, 3, 0, false, 0, true, 1))
+                .hasMessageContaining("one warp per KV head: warps must be 8");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 8, 3, 64, false, 0, true, 1))
+                .hasMessageContaining("bulk copies take none");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunked.wholeBlocks(4, 0))
+                .hasMessageContaining("shared memory");
+        AttentionShape sixteenHeads = new AttentionShape(32, 16, 64, 16, KvDtype.BF16);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(sixteenHeads, 64, 16, 2, 0, false, 0, true, 1))
+                .hasMessageContaining("at most 8 KV heads");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunked.wholeBlocks(2, 0, 3))
+                .hasMessageContaining("tokensPerCopy must be 1, 2, 4, 8 or 16");
+        AttentionShape eightTokens = new AttentionShape(32, 8, 128, 8, KvDtype.BF16);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KernelOptions(eightTokens, 64, 8, 2, 0, false, 0, true, 16))
+                .hasMessageContaining("would cross the end of a block of 8");
+        assertThat(chunked.wholeBlocks(2, 0, 4).sharedBytes()).isEqualTo(2 * (2 * (16 * 8 * 256 + 4 * 16) + 16) + 16);
+    }
+
+    @Test
+    void theDefaultIsTheChunkedKernelAndTheWholeBlockOneIsOfferedWhereItFits() {
+        Geometry geometry = new Geometry(4, 2, SHAPE.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
+        KernelOptions defaults = KernelOptions.of(SHAPE, geometry);
+        assertThat(defaults.wholeBlocks()).isFalse();
+        assertThat(defaults.wholeBlockOptions()).isPresent();
+        assertThat(defaults).isEqualTo(new KernelOptions(SHAPE, 64, 4, 2, 0, false, 0));
+        KernelOptions whole = defaults.wholeBlockOptions().orElseThrow();
+        assertThat(whole.wholeBlocks()).isTrue();
+        assertThat(whole.warps()).isEqualTo(8);
+        assertThat(whole.stages()).isEqualTo(3);
+        // 3 stages of K and V, 16 token rows of 8 heads × 256 bytes padded by 16, two barriers each, the flag
+        assertThat(whole.sharedBytes()).isEqualTo(3 * (2 * 16 * (8 * 256 + 16) + 16) + 16);
+        assertThat(whole.threads()).as("8 computing warps and the copying one").isEqualTo(288);
+        assertThat(defaults.portable().blocksPerMultiprocessor()).isEqualTo(SplitPlan.BLOCKS_PER_MULTIPROCESSOR);
+        // 8 heads of 512 bytes: not even 2 stages fit
+        AttentionShape large = new AttentionShape(32, 8, 256, 16, KvDtype.BF16);
+        Geometry largeGeometry = new Geometry(4, 2, large.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
+        assertThat(KernelOptions.of(large, largeGeometry).wholeBlockOptions()).isEmpty();
+        AttentionShape many = new AttentionShape(32, 16, 64, 16, KvDtype.BF16);
+        Geometry manyGeometry = new Geometry(4, 2, many.blockBytes(), 2L << 20, 8, Layout.PAGE_MAJOR);
+        assertThat(KernelOptions.of(many, manyGeometry).wholeBlockOptions()).isEmpty();
     }
 }

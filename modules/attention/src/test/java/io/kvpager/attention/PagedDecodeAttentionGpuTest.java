@@ -146,26 +146,46 @@ class PagedDecodeAttentionGpuTest {
             double[][][] expected = ReferenceAttention.compute(shape, batch, query,
                     (buffer, block, token, head, dim) -> shape.dtype().decode(pool.get(shape, LAYER, buffer, block, token, head, dim)));
 
-            short[] out = run(shape, pool.tensors, batch, held, queryBits);
             double tolerance = shape.dtype() == KvDtype.BF16 ? 0x1p-7 : 0x1p-9;
-            double worst = 0;
-            String where = "";
-            i = 0;
-            for (int s = 0; s < lengths.length; s++) {
-                for (int h = 0; h < shape.queryHeads(); h++) {
-                    for (int d = 0; d < shape.headSize(); d++) {
-                        double error = Math.abs(shape.dtype().decode(out[i++]) - expected[s][h][d]);
-                        if (!(error <= worst)) {
-                            worst = error;
-                            where = "sequence " + s + " (length " + lengths[s] + "), head " + h + ", dim " + d
-                                    + ": expected " + expected[s][h][d];
+            for (KernelOptions options : variants(shape, geometry)) {
+                short[] out = run(options, pool.tensors, batch, held, queryBits);
+                double worst = 0;
+                String where = "";
+                i = 0;
+                for (int s = 0; s < lengths.length; s++) {
+                    for (int h = 0; h < shape.queryHeads(); h++) {
+                        for (int d = 0; d < shape.headSize(); d++) {
+                            double error = Math.abs(shape.dtype().decode(out[i++]) - expected[s][h][d]);
+                            if (!(error <= worst)) {
+                                worst = error;
+                                where = "sequence " + s + " (length " + lengths[s] + "), head " + h + ", dim " + d
+                                        + ": expected " + expected[s][h][d];
+                            }
                         }
                     }
                 }
+                System.out.printf("attention %s %s %s: max |error| %.2e (tolerance %.2e)%n", shape, layout,
+                        kernel(options), worst, tolerance);
+                assertThat(worst).as("%s: largest error, at %s", kernel(options), where).isLessThanOrEqualTo(tolerance);
             }
-            System.out.printf("attention %s %s: max |error| %.2e (tolerance %.2e)%n", shape, layout, worst, tolerance);
-            assertThat(worst).as("largest error, at %s", where).isLessThanOrEqualTo(tolerance);
         }
+    }
+
+    /**
+     * The launch shapes every case runs: the whole-block kernel (3 stages, a copy per token row), the
+     * same with 2 tokens per copy, with 2 stages and 4 tokens per copy, the chunked kernel with 16
+     * thread blocks per multiprocessor ({@link KernelOptions#portable}) and with the default whole
+     * waves ({@link KernelOptions#of}).
+     */
+    private static List<KernelOptions> variants(AttentionShape shape, Geometry geometry) {
+        KernelOptions defaults = KernelOptions.of(shape, geometry);
+        KernelOptions whole = defaults.wholeBlockOptions().orElseThrow();
+        return List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(2, 0, 4), defaults.portable(), defaults);
+    }
+
+    private static String kernel(KernelOptions o) {
+        return o.wholeBlocks() ? "whole blocks " + o.warps() + "+1w" + o.stages() + "s " + o.tokensPerCopy() + "t/copy"
+                : "chunked " + o.warps() + "w" + o.stages() + "s";
     }
 
     @Test
@@ -208,18 +228,30 @@ class PagedDecodeAttentionGpuTest {
         }
     }
 
-    private short[] run(AttentionShape shape, KvTensors tensors, DecodeBatch batch, GroupBlocks held, short[] queryBits) {
-        long bytes = shape.queryBytes(batch.sequences());
+    private short[] run(KernelOptions options, KvTensors tensors, DecodeBatch batch, GroupBlocks held, short[] queryBits) {
+        long bytes = options.shape().queryBytes(batch.sequences());
         CUstream own = new CUstream();
         cuStreamCreate(own, 0);
         CUdeviceptr q = alloc(bytes);
         CUdeviceptr o = alloc(bytes);
-        try (PagedDecodeAttention attention = PagedDecodeAttention.create(shape, tensors, 0, cache);
+        try (PagedDecodeAttention attention = PagedDecodeAttention.create(options, tensors, 0, cache);
              DeviceBatch deviceBatch = attention.newBatch()) {
             cuMemcpyHtoD(q, Pointer.to(queryBits), bytes);
-            SplitPlan plan = attention.load(deviceBatch, batch, held, own);
-            assertThat(plan.maxSplits()).as("the long sequences are split").isGreaterThan(1);
-            attention.launch(deviceBatch, LAYER, new DeviceBuffer(q, bytes), new DeviceBuffer(o, bytes), own);
+            short[] poison = new short[queryBits.length];
+            Arrays.fill(poison, (short) 0x7fc0);
+            cuMemcpyHtoD(o, Pointer.to(poison), bytes);
+            LaunchPlan plan = attention.load(deviceBatch, batch, held, own);
+            if (plan instanceof SplitPlan split) {
+                assertThat(split.maxSplits()).as("the long sequences are split").isGreaterThan(1);
+            } else if (plan instanceof StreamPlan ranges) {
+                long longest = (batch.maxLength() + SplitPlan.TILE - 1) / SplitPlan.TILE;
+                assertThat(longest).as("the long sequences are cut between thread blocks")
+                        .isGreaterThan(ranges.tiles() / ranges.ctas() + 1);
+            }
+            // twice: the whole-block kernel's counters must be back at zero after a launch
+            for (int launch = 0; launch < 2; launch++) {
+                attention.launch(deviceBatch, LAYER, new DeviceBuffer(q, bytes), new DeviceBuffer(o, bytes), own);
+            }
             cuStreamSynchronize(own);
             short[] out = new short[queryBits.length];
             cuMemcpyDtoH(Pointer.to(out), o, bytes);

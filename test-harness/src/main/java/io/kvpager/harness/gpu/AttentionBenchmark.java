@@ -58,8 +58,9 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
 /**
  * Decode attention over kvpager's pages on the GPU, in one run with alternating rounds: for each
- * batch shape, the paged-read floor (a kernel that only reads the same blocks), the attention
- * kernel over pages a real cache mapped (shuffled block tables), and the same kernel over one
+ * batch shape, the paged-read floors (kernels that only read the same blocks: 16-byte loads, and
+ * the copy engine in several launch shapes, {@link #FLOORS}; the fastest is the table's floor),
+ * the attention kernel over pages a real cache mapped (shuffled block tables), and the same kernel over one
  * {@code cuMemAlloc} buffer of the same geometry; then torch's {@code scaled_dot_product_attention}
  * on a contiguous cache of the same shape (a Python script beside this runner, when
  * {@code python3} with torch is there). Figures are effective KV bandwidth: K and V bytes read
@@ -79,6 +80,13 @@ public final class AttentionBenchmark {
     static final int TOKENS = 64 * 4096;
     static final int[][] SHAPES = {{64, 4096}, {256, 1024}, {16, 16384}};
     static final int LAUNCHES = 10;
+    /**
+     * The read floors timed: {0, 0, 0} the 16-byte-load kernel, {n, s, r} the bulk-copy kernel with
+     * n thread blocks per multiprocessor of s slots, copies of up to r tokens (16: a whole tile of a
+     * block, 32 KiB; 1: a token row, 2 KiB, as the whole-block attention kernel copies); the
+     * table's floor is the fastest of them.
+     */
+    static final int[][] FLOORS = {{0, 0, 0}, {3, 2, 16}, {2, 3, 16}, {1, 4, 16}, {1, 3, 1}, {3, 2, 1}};
 
     /** One row: medians over the rounds and their spread (min..max), microseconds per launch. */
     public record Row(int batch, int sequence, long kvBytes, Stat floor, Stat paged, Stat contiguous, Stat torch) {
@@ -215,21 +223,42 @@ public final class AttentionBenchmark {
                     onPagesBatches.add(a);
                     onBufferBatches.add(b);
                 }
-                Map<Integer, List<Double>> floor = new HashMap<>();
                 Map<Integer, List<Double>> kernelOnPages = new HashMap<>();
                 Map<Integer, List<Double>> kernelOnBuffer = new HashMap<>();
+                double[][][] floors = new double[FLOORS.length][SHAPES.length][rounds];
                 for (int round = 0; round < rounds; round++) {
                     for (int i = 0; i < SHAPES.length; i++) {
                         DeviceBatch a = onPagesBatches.get(i);
                         DeviceBatch b = onBufferBatches.get(i);
-                        floor.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launchReadFloor(a, 0, stream)));
+                        for (int f = 0; f < FLOORS.length; f++) {
+                            int[] floor = FLOORS[f];
+                            floors[f][i][round] = timer.micros(() -> {
+                                if (floor[0] == 0) {
+                                    onPages.launchReadFloor(a, 0, stream);
+                                } else {
+                                    onPages.launchBulkReadFloor(a, 0, floor[0], floor[1], floor[2], stream);
+                                }
+                            });
+                        }
                         kernelOnPages.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launch(a, 0, query, out, stream)));
                         kernelOnBuffer.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onBuffer.launch(b, 0, query, out, stream)));
                     }
                 }
                 Map<String, Stat> torch = torch(torchScript, rounds);
                 for (int i = 0; i < SHAPES.length; i++) {
-                    rows.add(new Row(SHAPES[i][0], SHAPES[i][1], batches.get(i).kvBytes(shape), Stat.of(floor.get(i)),
+                    Stat fastest = null;
+                    String named = "";
+                    for (int f = 0; f < FLOORS.length; f++) {
+                        Stat s = Stat.of(Arrays.stream(floors[f][i]).boxed().toList());
+                        System.out.printf("floor B=%d %s: %.1f us (%.1f..%.1f) %.2f TB/s%n", SHAPES[i][0], floorName(FLOORS[f]),
+                                s.median(), s.min(), s.max(), batches.get(i).kvBytes(shape) / (s.median() * 1e-6) / 1e12);
+                        if (fastest == null || s.median() < fastest.median()) {
+                            fastest = s;
+                            named = floorName(FLOORS[f]);
+                        }
+                    }
+                    System.out.printf("floor B=%d: the fastest is %s%n", SHAPES[i][0], named);
+                    rows.add(new Row(SHAPES[i][0], SHAPES[i][1], batches.get(i).kvBytes(shape), fastest,
                             Stat.of(kernelOnPages.get(i)), Stat.of(kernelOnBuffer.get(i)),
                             torch.get(SHAPES[i][0] + "x" + SHAPES[i][1])));
                 }
@@ -259,10 +288,10 @@ public final class AttentionBenchmark {
     private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
-        List<KernelOptions> tried = List.of(defaults,
-                defaults.with(4, 2, 0, false, 0), defaults.with(3, 3, 0, false, 16), defaults.with(3, 3, 0, false, 0),
-                defaults.with(4, 3, 0, false, 0), defaults.with(2, 4, 0, false, 16), defaults.with(2, 4, 0, false, 0),
-                defaults.with(4, 2, 0, true, 16));
+        List<KernelOptions> tried = new ArrayList<>(List.of(defaults, defaults.portable()));
+        defaults.wholeBlockOptions().ifPresent(whole -> tried.addAll(List.of(whole, whole.wholeBlocks(3, 0, 2),
+                whole.wholeBlocks(3, 0, 4), whole.wholeBlocks(3, 0, 16), whole.wholeBlocks(2, 0, 1),
+                whole.wholeBlocks(2, 0, 4))));
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
@@ -319,9 +348,18 @@ public final class AttentionBenchmark {
     }
 
     static String launchShape(KernelOptions o) {
-        return String.format("warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
+        if (o.wholeBlocks()) {
+            return String.format("whole blocks warps=%d+1 stages=%d tokens/copy=%d blocks/SM=%s", o.warps(), o.stages(),
+                    o.tokensPerCopy(), o.blocksPerMultiprocessor() == 0 ? "fit" : o.blocksPerMultiprocessor());
+        }
+        return String.format("chunked warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
                 o.l2Prefetch(), o.headsFirst(),
                 o.blocksPerMultiprocessor() == 0 ? "waves" : o.blocksPerMultiprocessor() + " blocks/SM");
+    }
+
+    static String floorName(int[] floor) {
+        return floor[0] == 0 ? "16-byte loads"
+                : String.format("bulk copies of %d token(s), %d/SM x %d slots", floor[2], floor[0], floor[1]);
     }
 
     /** {@code sequences} sequences of {@code length} tokens over the shuffled ids, one after the other. */
