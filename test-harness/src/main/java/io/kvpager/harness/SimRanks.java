@@ -117,12 +117,13 @@ public final class SimRanks {
                 .faults();
     }
 
-    /** Disarms every fault and lets every hanging call go, on every open device. */
+    /** Disarms every fault and lets every hanging or delayed call go, on every open device. */
     public void clearFaults() {
         for (int r = 0; r < tp(); r++) {
             device(r).ifPresent(d -> {
                 d.faults().clear();
                 d.faults().releaseHangs();
+                d.faults().releaseDelays();
             });
         }
     }

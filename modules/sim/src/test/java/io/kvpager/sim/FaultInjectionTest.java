@@ -264,6 +264,21 @@ class FaultInjectionTest {
     }
 
     @Test
+    void aDelayEndedEarlyLetsTheCallProceed() throws Exception {
+        plan.add(Fault.delay(DriverCall.CREATE, TimeUnit.HOURS.toMillis(1)).times(1));
+        CompletableFuture<Long> call = CompletableFuture.supplyAsync(() -> device.create(G), rankThread);
+        await().atMost(BOUND).until(() -> plan.delaying() == 1);
+        assertThat(call).isNotDone();
+
+        plan.releaseDelays();
+        long handle = call.get(10, TimeUnit.SECONDS);
+        assertThat(plan.delaying()).isZero();
+        assertThat(plan.fired(0)).isEqualTo(1);
+        device.release(handle);
+        assertThat(gpu.bytesInUse()).isZero();
+    }
+
+    @Test
     void aHangHoldsTheCallUntilReleasedThenFails() throws Exception {
         plan.add(Fault.hang(DriverCall.MAP).times(1));
         long range = device.reserve(G, 0);
