@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
+import io.kvpager.device.GroupTensors;
+import io.kvpager.device.RankException;
 import io.kvpager.spi.DeviceException;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,10 +19,12 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 
 /**
- * Random engines against a ledger on a {@link LocalPageMapper} over a device that keeps the
- * driver's rules and fails scripted calls: besides everything {@link LedgerModel} checks, the
+ * Random engines against a ledger on a {@link LocalPageMapper} (the rank worker's device-side
+ * code, {@link GroupTensors} with its handle pool, in the calling thread) over a device that keeps
+ * the driver's rules and fails scripted calls: besides everything {@link LedgerModel} checks, the
  * device must hold exactly the handles of the pages the ledger counts mapped, each mapped where
- * its page lies and open for access.
+ * its page lies and open for access, plus the idle handles of the pool and those whose release
+ * failed, to be given back later.
  */
 class LocalLedgerProperties {
 
@@ -104,7 +108,7 @@ class LocalLedgerProperties {
         LedgerModel model = new LedgerModel(ledger, new LedgerModel.MapperView() {
             @Override
             public boolean mapped(int page) {
-                return local.isMapped(page);
+                return local.tensors().mapped(page);
             }
 
             @Override
@@ -121,10 +125,13 @@ class LocalLedgerProperties {
             public List<int[]> unmapCalls() {
                 return unmapCalls;
             }
-        }, failure -> failure instanceof PageMapFailure f && f.getCause() instanceof DeviceException);
+        }, failure -> failure instanceof PageMapFailure f && f.getCause() instanceof RankException r
+                && r.getCause() instanceof DeviceException);
         for (Step step : steps) {
             switch (step) {
-                case Alloc a -> model.alloc(a.blocks(), !pool.tight() && !device.faultsPending());
+                // a handle whose release failed holds memory until an unmap gives it back
+                case Alloc a -> model.alloc(a.blocks(), !pool.tight() && !device.faultsPending()
+                        && local.tensors().unreleasedHandles() == 0);
                 case Free f -> model.free(f.which(), f.count());
                 case Limit l -> model.setLimit(l.pages(), l.revisionStep());
                 case Fence f -> model.fence();
@@ -148,23 +155,28 @@ class LocalLedgerProperties {
 
     private static void checkDevice(FakeDevice device, LocalPageMapper local, PageLedger ledger) {
         Geometry geometry = ledger.geometry();
+        GroupTensors tensors = local.tensors();
         int known = 0;
         for (int page = 0; page < geometry.pages(); page++) {
             if (ledger.pageState(page) == PageState.QUARANTINED) {
                 continue;
             }
-            boolean mapped = local.isMapped(page);
+            boolean mapped = tensors.mapped(page);
             known += mapped ? 1 : 0;
-            for (int range = 0; range < local.rangeCount(); range++) {
-                long address = local.address(page, range);
+            for (int range = 0; range < geometry.handlesPerPageId(); range++) {
+                long address = tensors.address(page, range);
                 assertThat(device.isMappedAt(address)).as("page %d range %d", page, range).isEqualTo(mapped);
                 assertThat(device.isAccessible(address)).as("page %d range %d", page, range).isEqualTo(mapped);
             }
         }
+        assertThat(device.heldHandles()).as("every handle the device holds is a page's, idle or unreleased")
+                .isEqualTo(tensors.handles() + local.handles().idleHandles());
         if (ledger.stats().quarantinedPages() == 0) {
-            assertThat(device.mappingCount()).isEqualTo(known * geometry.handlesPerPageId());
-            assertThat(device.heldHandles()).isEqualTo(known * geometry.handlesPerPageId());
-            assertThat(device.memoryInfo().usedBytes()).isEqualTo(known * geometry.bytesPerPageId());
+            int handles = known * geometry.handlesPerPageId();
+            int spare = local.handles().idleHandles() + tensors.unreleasedHandles();
+            assertThat(device.mappingCount()).isEqualTo(handles);
+            assertThat(device.heldHandles()).isEqualTo(handles + spare);
+            assertThat(device.memoryInfo().usedBytes()).isEqualTo(known * geometry.bytesPerPageId() + spare * geometry.handleBytes());
         }
     }
 }
