@@ -78,6 +78,12 @@ final class FakeDevice implements Device {
         return mappings.containsKey(address);
     }
 
+    /** The handle mapped at {@code address}, or 0 when none is. */
+    long handleAt(long address) {
+        Mapping m = mappings.get(address);
+        return m == null ? 0 : m.handle();
+    }
+
     int reservedRanges() {
         return ranges.size();
     }
