@@ -67,10 +67,12 @@ public final class GroupTensors {
      * and maps it into every slot of every page id, then joins the rank's handle pool (creating
      * the prefilled handles). All or nothing.
      *
-     * @throws RankException 400 when the geometry does not suit the device, 507/500 when the driver refuses
+     * @throws IllegalArgumentException (a 400) when the geometry does not suit the device or the
+     *     pool options the geometry, before any device call
+     * @throws RankException 507/500 when the driver refuses, after what was done is undone
      */
     public static GroupTensors create(Device device, RankHandlePool handles, int group, Geometry geometry, boolean zeroPage,
-                               HandlePoolOptions poolOptions) {
+                                      HandlePoolOptions poolOptions) {
         geometry.requireGranularity(device.granularity());
         poolOptions.requireFits(geometry);
         UndoLog undo = new UndoLog();
@@ -558,15 +560,18 @@ public final class GroupTensors {
         if (ids == null) {
             throw new IllegalArgumentException("no page ids: a batch is an array of them, perhaps empty");
         }
-        BitSet seen = new BitSet(pages.length);
+        // most batches on the map path hold one page id: no set for them
+        BitSet seen = ids.length > 1 ? new BitSet(pages.length) : null;
         for (int p : ids) {
             if (p < 0 || p >= pages.length) {
                 throw new RankException(FailureCode.BAD_REQUEST, "page " + p + " is out of range 0.." + (pages.length - 1));
             }
-            if (seen.get(p)) {
-                throw new RankException(FailureCode.BAD_REQUEST, p, "listed twice");
+            if (seen != null) {
+                if (seen.get(p)) {
+                    throw new RankException(FailureCode.BAD_REQUEST, p, "listed twice");
+                }
+                seen.set(p);
             }
-            seen.set(p);
         }
     }
 
