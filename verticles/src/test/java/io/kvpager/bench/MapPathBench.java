@@ -30,8 +30,8 @@ import java.util.concurrent.TimeUnit;
  * What kvpager's own map path costs the CPU: {@code alloc(n)} then {@code free} plus {@code trim}
  * through a {@link KvCache} on simulated GPUs with no driver latency, timed from an event-loop
  * context of its own as an engine calls it, beside two floors measured in the same run: the same
- * map and unmap on a {@link LocalPageMapper} per rank on one thread (the driver work with no
- * messages), and a joined request to {@code tp} echo consumers on one-thread worker pools (the
+ * map and unmap on a {@link LocalPageMapper} per rank on one thread (the driver work, through the
+ * device-side code a rank worker runs, with no messages), and a joined request to {@code tp} echo consumers on one-thread worker pools (the
  * messages with no work). PAGE_MAJOR, one block per page id, no reserve, so every alloc maps
  * {@code n} page ids and every trim unmaps them. It also counts the event-bus messages one
  * alloc + free + trim sends, by action.

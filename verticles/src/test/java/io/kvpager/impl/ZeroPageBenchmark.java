@@ -2,6 +2,9 @@ package io.kvpager.impl;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
+import io.kvpager.device.GroupTensors;
+import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.device.RankHandlePool;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.spi.Device;
 import io.kvpager.spi.DeviceFactory;

@@ -13,7 +13,8 @@ import java.util.TreeMap;
  * A {@link Device} for core tests that keeps the driver's bookkeeping rules (granularity, whole
  * handles mapped at offset 0 inside a reserved range, no overlaps, access only on mapped memory,
  * memory returned when a released handle's last mapping goes) and fails the calls a test scripts.
- * It keeps no data: {@link #read}, {@link #write} and {@link #fill} are not for these tests.
+ * It keeps no data: {@link #read} and {@link #write} are not for these tests, and {@link #fill}
+ * only checks that the memory is mapped.
  */
 final class FakeDevice implements Device {
 
@@ -75,6 +76,12 @@ final class FakeDevice implements Device {
 
     boolean isMappedAt(long address) {
         return mappings.containsKey(address);
+    }
+
+    /** The handle mapped at {@code address}, or 0 when none is. */
+    long handleAt(long address) {
+        Mapping m = mappings.get(address);
+        return m == null ? 0 : m.handle();
     }
 
     int reservedRanges() {
@@ -241,7 +248,11 @@ final class FakeDevice implements Device {
 
     @Override
     public void fill(long address, long size, byte value) {
-        throw new UnsupportedOperationException("the fake device keeps no data");
+        enter("cuMemsetD8");
+        Mapping m = mappings.get(address);
+        if (m == null || size > m.size()) {
+            throw invalid("cuMemsetD8", "nothing mapped at " + address);
+        }
     }
 
     @Override

@@ -12,6 +12,8 @@ import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
 import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
+import io.kvpager.device.GroupTensors;
+import io.kvpager.device.RankException;
 import io.kvpager.spi.DeviceException;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -31,12 +33,14 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 
 /**
- * The page ledger on a {@link LocalPageMapper} over a simulated GPU whose driver calls fail when
- * a random fault plan says so. After every step: the ledger's own invariants hold; no block is
- * held twice; every held block lies in a mapped page; the pages the ledger counts mapped are the
- * ones mapped on the device, each handle where its page lies; the device holds exactly their
- * handles and bytes (while nothing is quarantined); and no page was unmapped while a fence that
- * was open when its blocks were freed is still open.
+ * The page ledger on a {@link LocalPageMapper} (the rank worker's device-side code,
+ * {@link GroupTensors} with its handle pool, in the calling thread) over a simulated GPU whose
+ * driver calls fail when a random fault plan says so. After every step: the ledger's own
+ * invariants hold; no block is held twice; every held block lies in a mapped page; the pages the
+ * ledger counts mapped are the ones mapped on the device, each handle where its page lies; the
+ * device holds exactly their handles and bytes plus the pool's idle handles and those whose
+ * release failed (while nothing is quarantined); and no page was unmapped while a fence that was
+ * open when its blocks were freed is still open.
  */
 class LedgerOnSimProperties {
 
@@ -198,7 +202,7 @@ class LedgerOnSimProperties {
             for (int block : allocation.blocks()) {
                 assertThat(held.get(block)).as("block %d handed out twice", block).isFalse();
                 held.set(block);
-                assertThat(local.isMapped(geometry.pageOf(block))).as("block %d in an unmapped page", block).isTrue();
+                assertThat(local.tensors().mapped(geometry.pageOf(block))).as("block %d in an unmapped page", block).isTrue();
             }
             allocations.add(allocation.blocks());
         }
@@ -230,7 +234,8 @@ class LedgerOnSimProperties {
                 if (failure instanceof CompletionException && failure.getCause() != null) {
                     failure = failure.getCause();
                 }
-                assertThat(failure == null || failure instanceof PageMapFailure && failure.getCause() instanceof DeviceException)
+                assertThat(failure == null || failure instanceof PageMapFailure && failure.getCause() instanceof RankException r
+                        && r.getCause() instanceof DeviceException)
                         .as("unexpected failure %s", failure).isTrue();
             }
             pageStages.clear();
@@ -245,6 +250,7 @@ class LedgerOnSimProperties {
             LedgerStats stats = ledger.stats();
             assertThat(stats.blocksAllocated() - stats.blocksFreed()).isEqualTo(held.cardinality());
             assertThat(stats.usedBlocks()).isEqualTo(held.cardinality());
+            GroupTensors tensors = local.tensors();
             int mapped = 0;
             for (int page = 0; page < geometry.pages(); page++) {
                 PageState state = ledger.pageState(page);
@@ -252,19 +258,22 @@ class LedgerOnSimProperties {
                     continue;
                 }
                 boolean ledgerMapped = state != PageState.FREE;
-                assertThat(local.isMapped(page)).as("page %d is %s", page, state).isEqualTo(ledgerMapped);
+                assertThat(tensors.mapped(page)).as("page %d is %s", page, state).isEqualTo(ledgerMapped);
                 mapped += ledgerMapped ? 1 : 0;
-                for (int range = 0; range < local.rangeCount(); range++) {
-                    long address = local.address(page, range);
+                for (int range = 0; range < geometry.handlesPerPageId(); range++) {
+                    long address = tensors.address(page, range);
                     boolean onDevice = device.mappings().stream().anyMatch(m -> m.address() == address);
                     assertThat(onDevice).as("page %d range %d is %s", page, range, state).isEqualTo(ledgerMapped);
                 }
             }
             assertThat(stats.mappedPages()).isEqualTo(mapped);
+            assertThat(device.handlesAlive()).as("every live handle is a page's, idle or unreleased")
+                    .isEqualTo(tensors.handles() + local.handles().idleHandles());
             if (stats.quarantinedPages() == 0) {
-                assertThat(device.handlesAlive()).isEqualTo(mapped * geometry.handlesPerPageId());
+                int spare = local.handles().idleHandles() + tensors.unreleasedHandles();
+                assertThat(device.handlesAlive()).isEqualTo(mapped * geometry.handlesPerPageId() + spare);
                 assertThat(device.mappingCount()).isEqualTo(mapped * geometry.handlesPerPageId());
-                assertThat(device.bytesInUse()).isEqualTo(mapped * geometry.bytesPerPageId());
+                assertThat(device.bytesInUse()).isEqualTo(mapped * geometry.bytesPerPageId() + spare * geometry.handleBytes());
             }
         }
     }

@@ -48,7 +48,8 @@ import java.util.concurrent.TimeUnit;
  *     rank).</li>
  * <li>{@link #floor}: the same ledger operations with a mapper that makes the same driver calls
  *     on {@code tp} simulated devices one after the other in the calling thread, through
- *     {@link LocalPageMapper}: no event bus, no threads, no JSON.</li>
+ *     {@link LocalPageMapper} (the device-side code each rank worker runs): no event bus, no
+ *     threads, no JSON.</li>
  * </ul>
  *
  * <p>A sample is the time of one {@code alloc + free + trim} (each invocation runs {@value #OPS}

@@ -16,7 +16,6 @@ import io.kvpager.core.PageLedger;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
-import io.kvpager.impl.RankFailure;
 import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.impl.protocol.Owner;

@@ -1,7 +1,6 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.FailureCode;
-import io.kvpager.impl.RankFailure;
 import io.kvpager.impl.membership.RankDeparted;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.impl.protocol.Owner;

@@ -3,11 +3,10 @@ package io.kvpager.impl.worker;
 import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
-import io.kvpager.impl.GroupTensors;
-import io.kvpager.impl.HandlePoolOptions;
-import io.kvpager.impl.RankFailure;
-import io.kvpager.impl.RankHandlePool;
-import io.kvpager.impl.TensorView;
+import io.kvpager.device.GroupTensors;
+import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.device.RankException;
+import io.kvpager.device.RankHandlePool;
 import io.kvpager.impl.broker.DepartedShares;
 import io.kvpager.impl.protocol.Owner;
 import io.kvpager.impl.protocol.RequestBody;
@@ -141,7 +140,7 @@ public final class RankWorkerVerticle extends VerticleBase {
                 try {
                     groups.get(group).destroy();
                 } catch (RuntimeException e) {
-                    LOG.warn("stopping: {}; closing the device gives back the rest", RankFailure.of(e).text(rank, group));
+                    LOG.warn("stopping: {}; closing the device gives back the rest", RankException.of(e).text(rank, group));
                 }
                 groups.remove(group);
                 tearDown(remaining, done);
@@ -207,7 +206,7 @@ public final class RankWorkerVerticle extends VerticleBase {
                     + ", not on the rank's thread " + thread.getName());
         }
         if (stopping) {
-            throw new RankFailure(FailureCode.STOPPING, "the worker is stopping");
+            throw new RankException(FailureCode.STOPPING, "the worker is stopping");
         }
         WorkerAction action = WorkerAction.of(message.headers().get(WorkerAction.HEADER));
         if (!(message.body() instanceof JsonObject json)) {
@@ -285,7 +284,7 @@ public final class RankWorkerVerticle extends VerticleBase {
                 body.requireInt("pages", 1, Integer.MAX_VALUE),
                 body.requireEnum("layout", Layout.class));
         boolean zeroPage = body.optionalBoolean("zeroPage", false);
-        HandlePoolOptions poolOptions = HandlePoolOptions.read(body, geometry);
+        HandlePoolOptions poolOptions = TensorsJson.handlePool(body, geometry);
         GroupTensors existing = groups.get(group);
         JsonObject reclaimed = null;
         if (existing != null && !owner.equals(owners.owner(group))) {
@@ -297,8 +296,8 @@ public final class RankWorkerVerticle extends VerticleBase {
         GroupTensors tensors = existing;
         if (existing != null) {
             if (!existing.sameAs(geometry, zeroPage, poolOptions)) {
-                throw new RankFailure(FailureCode.CONFLICT, "tensors already exist with " + existing.geometry()
-                        + (existing.zeroPage() ? " and a zero page" : "") + ", handlePool " + existing.poolOptions().toJson().encode()
+                throw new RankException(FailureCode.CONFLICT, "tensors already exist with " + existing.geometry()
+                        + (existing.zeroPage() ? " and a zero page" : "") + ", handlePool " + TensorsJson.toJson(existing.poolOptions()).encode()
                         + "; destroy-tensors first to change them");
             }
         } else {
@@ -306,7 +305,7 @@ public final class RankWorkerVerticle extends VerticleBase {
             groups.put(group, tensors);
             owners.claim(group, owner);
             LOG.info("{} group {}: tensors created for {}, {}{}, handle pool {}", rank, group, owner, geometry,
-                    zeroPage ? " with a zero page" : "", poolOptions.toJson().encode());
+                    zeroPage ? " with a zero page" : "", TensorsJson.toJson(poolOptions).encode());
         }
         // what the coordinator's GPU budget needs: which GPU, how big, and what the group holds besides its pages
         JsonObject answer = new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity())
@@ -350,7 +349,7 @@ public final class RankWorkerVerticle extends VerticleBase {
             reclaim(group, "its node left the cluster " + config.leaseGraceMs() + " ms ago and no new owner claimed it");
         } catch (RuntimeException e) {
             LOG.error("{} group {}: releasing what owner {} left failed: {}; a new owner's create-tensors tries again", rank, group,
-                    owner, RankFailure.of(e).getMessage());
+                    owner, RankException.of(e).getMessage());
         }
     }
 
@@ -358,7 +357,7 @@ public final class RankWorkerVerticle extends VerticleBase {
     private void requireOwned(int group, Owner owner) {
         Owner current = owners.owner(group);
         if (!owner.equals(current)) {
-            throw new RankFailure(FailureCode.CONFLICT, "owned by " + current + ", not by " + owner
+            throw new RankException(FailureCode.CONFLICT, "owned by " + current + ", not by " + owner
                     + ", the request's owner; a new owner claims the group with create-tensors");
         }
     }
@@ -395,7 +394,8 @@ public final class RankWorkerVerticle extends VerticleBase {
 
     private JsonObject views(RequestBody body, Request request) {
         JsonArray views = new JsonArray();
-        for (TensorView view : tensors(body, request).views()) {
+        GroupTensors tensors = tensors(body, request);
+        for (TensorView view : TensorView.of(tensors.geometry(), tensors.rangeBases())) {
             views.add(view.toJson());
         }
         return new JsonObject().put("views", views);
@@ -405,7 +405,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         JsonObject perGroup = new JsonObject();
         int held = 0;
         for (Map.Entry<Integer, GroupTensors> entry : groups.entrySet()) {
-            perGroup.put(String.valueOf(entry.getKey()), entry.getValue().stats().put("owner", String.valueOf(owners.owner(entry.getKey()))));
+            perGroup.put(String.valueOf(entry.getKey()), TensorsJson.stats(entry.getValue()).put("owner", String.valueOf(owners.owner(entry.getKey()))));
             held += entry.getValue().handles();
         }
         int pooled = handles.idleHandles();
@@ -420,7 +420,7 @@ public final class RankWorkerVerticle extends VerticleBase {
                 // idle handles hold device memory: used, not free, for any accounting
                 .put("pooledHandles", pooled)
                 .put("pooledBytes", handles.idleBytes())
-                .put("handlePools", handles.stats())
+                .put("handlePools", TensorsJson.stats(handles))
                 // groups whose owner's node left, released when their grace period ends
                 .put("lapsingLeases", owners.lapsing())
                 .put("deviceUsedBytes", memory.usedBytes())
@@ -440,13 +440,13 @@ public final class RankWorkerVerticle extends VerticleBase {
     private GroupTensors tensors(int group) {
         GroupTensors tensors = groups.get(group);
         if (tensors == null) {
-            throw new RankFailure(FailureCode.NO_TENSORS, "no tensors on this rank; send create-tensors first");
+            throw new RankException(FailureCode.NO_TENSORS, "no tensors on this rank; send create-tensors first");
         }
         return tensors;
     }
 
     private Answer failure(Request request, Throwable error) {
-        RankFailure failure = RankFailure.of(error);
+        RankException failure = RankException.of(error);
         String text = failure.text(rank == null ? "worker" : rank, request.group);
         if (failure.unexpected()) {
             LOG.error("{} failed with {}: {}", request.action, failure.code().code(), text, failure.getCause());

@@ -1,7 +1,6 @@
 package io.kvpager.impl.worker;
 
 import io.kvpager.Layout;
-import io.kvpager.impl.TensorView;
 import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

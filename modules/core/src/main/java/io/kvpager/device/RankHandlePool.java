@@ -1,10 +1,9 @@
-package io.kvpager.impl;
+package io.kvpager.device;
 
 import io.kvpager.core.HandlePool;
 import io.kvpager.spi.Device;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
-
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -21,8 +20,8 @@ import java.util.TreeMap;
  * they are destroyed; the bound shrinks with it and the surplus is released at once, so a rank with
  * no groups holds no idle handle.
  *
- * <p>Idle handles hold physical memory. The device reports it as used ({@code deviceUsedBytes}),
- * and {@code stats} shows it as {@code pooledHandles} and {@code pooledBytes}; the coordinator's
+ * <p>Idle handles hold physical memory. The device reports it as used, and a rank worker's
+ * {@code stats} shows it as {@code pooledHandles} and {@code pooledBytes}; the coordinator's
  * accounting must count it as used, never as free memory another pool could map.
  *
  * <p>Confined to the rank's thread, like its {@link Device}.
@@ -32,7 +31,7 @@ public final class RankHandlePool implements AutoCloseable {
     private final Device device;
     private final Map<Long, HandlePool> bySize = new TreeMap<>();
 
-  public   RankHandlePool(Device device) {
+    public RankHandlePool(Device device) {
         this.device = device;
     }
 
@@ -44,7 +43,7 @@ public final class RankHandlePool implements AutoCloseable {
      * @throws IllegalArgumentException when the rank's bound for that size would overflow
      * @throws io.kvpager.spi.DeviceException what the failed create threw (out of memory: a 507)
      */
-    void join(long size, int bound, int prefill) {
+    public void join(long size, int bound, int prefill) {
         HandlePool pool = pool(size);
         int boundBefore = pool.bound();
         int idleBefore = pool.idle();
@@ -74,7 +73,7 @@ public final class RankHandlePool implements AutoCloseable {
      * @throws io.kvpager.spi.DeviceException when a release fails; the bound is lowered all the
      *     same, and the handle stays idle until a later trim, leave or {@link #close} releases it
      */
-    void leave(long size, int bound) {
+    public void leave(long size, int bound) {
         HandlePool pool = pool(size);
         try {
             pool.setBound(Math.max(0, pool.bound() - bound));
@@ -84,7 +83,7 @@ public final class RankHandlePool implements AutoCloseable {
     }
 
     /** A handle of {@code size} bytes: an idle one, or a new one when none is idle. */
-    long take(long size) {
+    public long take(long size) {
         return pool(size).take(size);
     }
 
@@ -95,12 +94,12 @@ public final class RankHandlePool implements AutoCloseable {
      * @throws io.kvpager.spi.DeviceException when the release fails; the handle is then still the
      *     caller's, to give back again later
      */
-    void give(long size, long handle) {
+    public void give(long size, long handle) {
         pool(size).give(handle);
     }
 
     /** Idle handles of {@code size} bytes. */
-    int idle(long size) {
+    public int idle(long size) {
         HandlePool pool = bySize.get(size);
         return pool == null ? 0 : pool.idle();
     }
@@ -109,7 +108,7 @@ public final class RankHandlePool implements AutoCloseable {
      * Releases idle handles of {@code size} bytes until at most {@code keep} are idle: how a failed
      * batch gives back what it created, so that the device holds what it held before the batch.
      */
-    void trim(long size, int keep) {
+    public void trim(long size, int keep) {
         HandlePool pool = bySize.get(size);
         if (pool != null) {
             pool.trim(keep);
@@ -134,18 +133,26 @@ public final class RankHandlePool implements AutoCloseable {
         return bytes;
     }
 
-    /** One line per handle size, for {@code stats}. */
-    public JsonArray stats() {
-        JsonArray sizes = new JsonArray();
-        bySize.forEach((size, pool) -> sizes.add(new JsonObject()
-                .put("handleBytes", size)
-                .put("idle", pool.idle())
-                .put("bound", pool.bound())
-                .put("lent", pool.lent())
-                .put("creates", pool.creates())
-                .put("reuses", pool.reuses())
-                .put("releases", pool.releases())));
+    /** One line per handle size, smallest first. */
+    public List<SizeStats> sizes() {
+        List<SizeStats> sizes = new ArrayList<>(bySize.size());
+        bySize.forEach((size, pool) -> sizes.add(new SizeStats(size, pool.idle(), pool.bound(), pool.lent(), pool.creates(),
+                pool.reuses(), pool.releases())));
         return sizes;
+    }
+
+    /**
+     * The pool of one handle size.
+     *
+     * @param handleBytes the size of its handles
+     * @param idle handles idle now
+     * @param bound the most idle handles it keeps: the sum of its groups' bounds
+     * @param lent handles taken and not given back
+     * @param creates handles created, by a take that found none idle or by a prefill
+     * @param reuses takes served by an idle handle
+     * @param releases handles released
+     */
+    public record SizeStats(long handleBytes, int idle, int bound, int lent, long creates, long reuses, long releases) {
     }
 
     /**

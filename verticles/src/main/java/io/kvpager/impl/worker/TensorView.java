@@ -1,6 +1,11 @@
-package io.kvpager.impl;
+package io.kvpager.impl.worker;
 
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
 import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Where one (layer, buffer) of a group lives in a worker's address space: what an engine's kernel
@@ -10,6 +15,29 @@ import io.vertx.core.json.JsonObject;
  */
 public record TensorView(int layer, int buffer, long address, long blockStride, int blockCount, int blocksPerPage,
                          long pageStride) {
+
+    /**
+     * One view per (layer, buffer), layer-major, of tensors of {@code geometry} whose virtual
+     * ranges start at {@code bases} (one for {@code PAGE_MAJOR}, one per tensor for {@code PER_LAYER}).
+     */
+    static List<TensorView> of(Geometry geometry, long[] bases) {
+        int layers = geometry.layers();
+        int kvBuffers = geometry.kvBuffers();
+        long blockBytes = geometry.blockBytes();
+        List<TensorView> views = new ArrayList<>(geometry.tensors());
+        for (int layer = 0; layer < layers; layer++) {
+            for (int buffer = 0; buffer < kvBuffers; buffer++) {
+                int tensor = layer * kvBuffers + buffer;
+                views.add(geometry.layout() == Layout.PAGE_MAJOR
+                        // blocks interleave across tensors inside one compound page
+                        ? new TensorView(layer, buffer, bases[0] + tensor * blockBytes, geometry.tensors() * blockBytes,
+                                geometry.totalBlocks(), geometry.blocksPerPage(), geometry.bytesPerPageId())
+                        : new TensorView(layer, buffer, bases[tensor], blockBytes,
+                                geometry.totalBlocks(), geometry.blocksPerPage(), geometry.pageBytes()));
+            }
+        }
+        return views;
+    }
 
     /** The address of block {@code block} of this view. */
     public long blockAddress(int block) {

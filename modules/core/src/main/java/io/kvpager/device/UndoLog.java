@@ -1,4 +1,4 @@
-package io.kvpager.impl;
+package io.kvpager.device;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -25,9 +25,9 @@ final class UndoLog {
     }
 
     private final Deque<Entry> entries = new ArrayDeque<>();
-    private int page = RankFailure.NO_PAGE;
+    private int page = RankException.NO_PAGE;
 
-    /** Later steps belong to {@code page} ({@link RankFailure#NO_PAGE} for whole-group steps). */
+    /** Later steps belong to {@code page} ({@link RankException#NO_PAGE} for whole-group steps). */
     void page(int page) {
         this.page = page;
     }
@@ -52,15 +52,15 @@ final class UndoLog {
         boolean groupSkipped = false;
         while (!entries.isEmpty()) {
             Entry entry = entries.pop();
-            if (entry.page != RankFailure.NO_PAGE ? unknownPages.contains(entry.page) : groupSkipped) {
+            if (entry.page != RankException.NO_PAGE ? unknownPages.contains(entry.page) : groupSkipped) {
                 continue;
             }
             try {
                 entry.step.undo();
             } catch (RuntimeException e) {
-                problems.add((entry.page == RankFailure.NO_PAGE ? "" : "page " + entry.page + ": ")
+                problems.add((entry.page == RankException.NO_PAGE ? "" : "page " + entry.page + ": ")
                         + entry.what + ": " + e.getMessage());
-                if (entry.page == RankFailure.NO_PAGE) {
+                if (entry.page == RankException.NO_PAGE) {
                     groupSkipped = true;
                 } else {
                     unknownPages.add(entry.page);

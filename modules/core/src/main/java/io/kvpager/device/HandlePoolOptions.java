@@ -1,13 +1,12 @@
-package io.kvpager.impl;
+package io.kvpager.device;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
-import io.kvpager.impl.protocol.RequestBody;
-import io.vertx.core.json.JsonObject;
 
 /**
- * What one group adds to its rank's {@link RankHandlePool}, from the {@code handlePool} object of
- * {@code create-tensors}: {@code {"prefillPages": n, "boundPages": m}}, both counted in page ids.
+ * What one group adds to its rank's {@link RankHandlePool}: a rank worker reads it from the
+ * {@code handlePool} object of {@code create-tensors}, {@code {"prefillPages": n, "boundPages": m}},
+ * both counted in page ids.
  * The group's handles are {@code geometry.handleBytes()} each, {@code geometry.handlesPerPageId()}
  * to a page id.
  *
@@ -35,7 +34,7 @@ import io.vertx.core.json.JsonObject;
 public record HandlePoolOptions(int prefillPages, int boundPages) {
 
     /** The default bound of a {@code PER_LAYER} group, in page ids. */
-    static final int PER_LAYER_BOUND_PAGES = 4;
+    public static final int PER_LAYER_BOUND_PAGES = 4;
 
     public HandlePoolOptions {
         if (boundPages < 0 || prefillPages < 0 || prefillPages > boundPages) {
@@ -45,53 +44,40 @@ public record HandlePoolOptions(int prefillPages, int boundPages) {
     }
 
     /** The defaults for {@code geometry} (see the class comment). */
-    static HandlePoolOptions defaults(Geometry geometry) {
+    public static HandlePoolOptions defaults(Geometry geometry) {
         return new HandlePoolOptions(0, defaultBoundPages(geometry));
     }
 
     /**
-     * Reads the {@code handlePool} field of a {@code create-tensors} body; defaults where it or a
-     * field is missing.
+     * Refuses options that do not suit {@code geometry}: a bound above the group's pages, or more
+     * idle handles than a rank counts.
      *
-     * @throws IllegalArgumentException (a 400) for an unknown field, a value that is not an
-     *     integer, a bound above the group's pages, a prefill above the bound, or more idle
-     *     handles than a rank can count
+     * @throws IllegalArgumentException (a 400) naming the option and the limit
      */
-    public static HandlePoolOptions read(RequestBody body, Geometry geometry) {
-        RequestBody options = body.optionalObject("handlePool");
-        if (options == null) {
-            return defaults(geometry);
+    public void requireFits(Geometry geometry) {
+        if (boundPages > geometry.pages()) {
+            throw new IllegalArgumentException("handlePool.boundPages " + boundPages + " is above the group's "
+                    + geometry.pages() + " pages");
         }
-        options.requireOnly("prefillPages", "boundPages");
-        int bound = options.optionalInt("boundPages", 0, geometry.pages(), defaultBoundPages(geometry));
-        int prefill = options.optionalInt("prefillPages", 0, geometry.pages(), 0);
-        if (prefill > bound) {
-            throw new IllegalArgumentException("handlePool.prefillPages " + prefill + " is above handlePool.boundPages "
-                    + bound + "; prefilled handles are idle ones, so the bound must hold them");
-        }
-        if ((long) bound * geometry.handlesPerPageId() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("handlePool.boundPages " + bound + " of " + geometry.handlesPerPageId()
+        if ((long) boundPages * geometry.handlesPerPageId() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("handlePool.boundPages " + boundPages + " of " + geometry.handlesPerPageId()
                     + " handles each is more idle handles than a rank counts; use at most "
                     + Integer.MAX_VALUE / geometry.handlesPerPageId());
         }
-        return new HandlePoolOptions(prefill, bound);
     }
 
-    private static int defaultBoundPages(Geometry geometry) {
+    /** The default bound for {@code geometry}, in page ids (see the class comment). */
+    public static int defaultBoundPages(Geometry geometry) {
         return geometry.layout() == Layout.PER_LAYER ? Math.min(PER_LAYER_BOUND_PAGES, geometry.pages()) : 0;
     }
 
     /** The idle handles this group's bound allows. */
-    int boundHandles(Geometry geometry) {
+    public int boundHandles(Geometry geometry) {
         return boundPages * geometry.handlesPerPageId();
     }
 
     /** The handles this group's prefill creates. */
-    int prefillHandles(Geometry geometry) {
+    public int prefillHandles(Geometry geometry) {
         return prefillPages * geometry.handlesPerPageId();
-    }
-
-    public JsonObject toJson() {
-        return new JsonObject().put("prefillPages", prefillPages).put("boundPages", boundPages);
     }
 }

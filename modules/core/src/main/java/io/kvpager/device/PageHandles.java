@@ -1,4 +1,4 @@
-package io.kvpager.impl;
+package io.kvpager.device;
 
 import java.util.Arrays;
 

@@ -1,17 +1,13 @@
-package io.kvpager.impl;
+package io.kvpager.device;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.spi.Device;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * The virtual address ranges of one group's tensors, reserved once when the tensors are created:
  * one range of {@code pages × bytesPerPageId} for {@code PAGE_MAJOR}, or {@code layers × kvBuffers}
- * ranges of {@code pages × pageBytes} for {@code PER_LAYER}. Knows where each page's slots are
- * and how an engine sees the tensors ({@link TensorView}).
+ * ranges of {@code pages × pageBytes} for {@code PER_LAYER}. Knows where each page's slots are.
  */
 final class TensorRanges {
 
@@ -59,26 +55,6 @@ final class TensorRanges {
     /** The base address of each reserved range. */
     long[] bases() {
         return bases.clone();
-    }
-
-    /** One view per (layer, buffer), layer-major. */
-    List<TensorView> views() {
-        int layers = geometry.layers();
-        int kvBuffers = geometry.kvBuffers();
-        long blockBytes = geometry.blockBytes();
-        List<TensorView> views = new ArrayList<>(geometry.tensors());
-        for (int layer = 0; layer < layers; layer++) {
-            for (int buffer = 0; buffer < kvBuffers; buffer++) {
-                int tensor = layer * kvBuffers + buffer;
-                views.add(geometry.layout() == Layout.PAGE_MAJOR
-                        // blocks interleave across tensors inside one compound page
-                        ? new TensorView(layer, buffer, bases[0] + tensor * blockBytes, geometry.tensors() * blockBytes,
-                                geometry.totalBlocks(), geometry.blocksPerPage(), geometry.bytesPerPageId())
-                        : new TensorView(layer, buffer, bases[tensor], blockBytes,
-                                geometry.totalBlocks(), geometry.blocksPerPage(), geometry.pageBytes()));
-            }
-        }
-        return views;
     }
 
     /** Frees every range not freed yet; a failure leaves the rest for a later call. */

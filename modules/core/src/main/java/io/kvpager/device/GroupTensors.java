@@ -1,29 +1,31 @@
-package io.kvpager.impl;
+package io.kvpager.device;
 
 import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.spi.Device;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.List;
 
 /**
- * One group's tensors on one rank: the virtual ranges reserved once, the physical handles behind
- * each mapped page id, and the optional zero page that backs every page id not mapped. Handles
+ * One group's tensors on one device: the virtual ranges reserved once, the physical handles behind
+ * each mapped page id, and the optional zero page that backs every page id not mapped. This is
+ * what maps and unmaps a pool's page ids on a rank worker's GPU, and, through
+ * {@link io.kvpager.core.LocalPageMapper}, on a single device in tests and benchmarks. Handles
  * come from the rank's {@link RankHandlePool} and go back to it when their page is unmapped; the
  * group joins the pool with its {@link HandlePoolOptions} when created and leaves it when destroyed.
  *
  * <p>{@link #map} and {@link #unmap} are all-or-nothing on this rank: every device step records
  * its compensation in an {@link UndoLog}, and a failure at page k undoes the steps before it
- * before the failure is thrown. Validation (range, duplicates, state conflicts) happens for the
- * whole batch before the first device call, so a refused request changes nothing.
+ * before the failure is thrown, which says whether that undo was complete
+ * ({@link RankException#rollbackComplete()}). Validation (range, duplicates, state conflicts)
+ * happens for the whole batch before the first device call, so a refused request changes nothing.
  *
- * <p>Confined to the rank's thread, like its {@link Device}.
+ * <p>Confined to the device's thread, like the {@link Device}.
  */
 public final class GroupTensors {
 
@@ -65,11 +67,14 @@ public final class GroupTensors {
      * and maps it into every slot of every page id, then joins the rank's handle pool (creating
      * the prefilled handles). All or nothing.
      *
-     * @throws RankFailure 400 when the geometry does not suit the device, 507/500 when the driver refuses
+     * @throws IllegalArgumentException (a 400) when the geometry does not suit the device or the
+     *     pool options the geometry, before any device call
+     * @throws RankException 507/500 when the driver refuses, after what was done is undone
      */
     public static GroupTensors create(Device device, RankHandlePool handles, int group, Geometry geometry, boolean zeroPage,
-                               HandlePoolOptions poolOptions) {
+                                      HandlePoolOptions poolOptions) {
         geometry.requireGranularity(device.granularity());
+        poolOptions.requireFits(geometry);
         UndoLog undo = new UndoLog();
         try {
             GroupTensors tensors = new GroupTensors(device, handles, group, geometry, zeroPage, poolOptions,
@@ -80,14 +85,13 @@ public final class GroupTensors {
             tensors.joinPool();
             return tensors;
         } catch (RuntimeException e) {
-            UndoLog.Outcome outcome = undo.rollback();
-            throw RankFailure.at(RankFailure.NO_PAGE, e, outcome.note());
+            throw RankException.at(RankException.NO_PAGE, e, undo.rollback());
         }
     }
 
     private void mapZeroEverywhere(UndoLog undo) {
         long bytes = ranges.slotBytes();
-        int p = RankFailure.NO_PAGE;
+        int p = RankException.NO_PAGE;
         try {
             long handle = device.create(bytes);
             undo.push("release the zero page", () -> device.release(handle));
@@ -106,10 +110,10 @@ public final class GroupTensors {
                     }
                 }
             }
-            p = RankFailure.NO_PAGE;
+            p = RankException.NO_PAGE;
             device.synchronize();
         } catch (RuntimeException e) {
-            throw RankFailure.at(p, new RankFailure(RankFailure.of(e).code(), "zero page: " + e.getMessage()), "");
+            throw RankException.at(p, new RankException(RankException.of(e).code(), "zero page: " + e.getMessage()), "");
         }
     }
 
@@ -118,7 +122,7 @@ public final class GroupTensors {
         try {
             handles.join(ranges.slotBytes(), poolOptions.boundHandles(geometry), poolOptions.prefillHandles(geometry));
         } catch (RuntimeException e) {
-            throw new RankFailure(RankFailure.of(e).code(), "prefilling the handle pool: " + e.getMessage());
+            throw new RankException(RankException.of(e).code(), "prefilling the handle pool: " + e.getMessage());
         }
         inPool = true;
     }
@@ -149,7 +153,7 @@ public final class GroupTensors {
     }
 
     /** Whether page {@code page} is mapped (every slot holds a real handle). */
-    boolean mapped(int page) {
+    public boolean mapped(int page) {
         return pages[page] != null && pages[page].mapped();
     }
 
@@ -159,13 +163,14 @@ public final class GroupTensors {
      * accessible; the device is synchronized afterwards so the pages are usable once the reply is
      * sent.
      *
-     * @throws RankFailure 409 naming the first page already mapped (nothing changes), or the
+     * @throws RankException 409 naming the first page already mapped (nothing changes), or the
      *     driver's failure naming the first page that failed (507 when a create ran out of memory),
      *     after the batch was undone: handles taken from the pool are idle in it again, and those
      *     created for the batch are released, so the device holds what it held before
      */
     public void map(int[] ids) {
         requireUsable();
+        requireIds(ids);
         List<Integer> conflicts = new ArrayList<>();
         List<Integer> damaged = new ArrayList<>();
         for (int p : ids) {
@@ -174,11 +179,11 @@ public final class GroupTensors {
             }
         }
         if (!conflicts.isEmpty()) {
-            throw new RankFailure(FailureCode.CONFLICT, conflicts.getFirst(), "already mapped"
+            throw new RankException(FailureCode.CONFLICT, conflicts.getFirst(), "already mapped"
                     + (conflicts.size() > 1 ? " (so are pages " + conflicts.subList(1, conflicts.size()) + ")" : ""));
         }
         if (!damaged.isEmpty()) {
-            throw new RankFailure(FailureCode.CONFLICT, damaged.getFirst(),
+            throw new RankException(FailureCode.CONFLICT, damaged.getFirst(),
                     "left partly mapped by an earlier failure; unmap it before mapping it again");
         }
         if (ids.length == 0) {
@@ -191,21 +196,21 @@ public final class GroupTensors {
         long bytes = ranges.slotBytes();
         int idleBefore = handles.idle(bytes);
         UndoLog undo = new UndoLog();
-        int current = RankFailure.NO_PAGE;
+        int current = RankException.NO_PAGE;
         try {
             for (int p : ids) {
                 current = p;
                 undo.page(p);
                 mapPage(p, undo);
             }
-            current = RankFailure.NO_PAGE;
+            current = RankException.NO_PAGE;
             device.synchronize();
         } catch (RuntimeException e) {
             UndoLog.Outcome outcome = undo.rollback();
             synchronizeQuietly();
             settle(ids);
             trimQuietly(bytes, idleBefore);
-            throw RankFailure.at(current, e, outcome.note());
+            throw RankException.at(current, e, outcome);
         }
     }
 
@@ -237,12 +242,13 @@ public final class GroupTensors {
      * keeps them idle up to its bound and releases the rest), putting the zero page back when
      * there is one. The device is synchronized first, so no kernel still reads them.
      *
-     * @throws RankFailure 409 naming the first page not mapped (nothing changes), or the driver's
+     * @throws RankException 409 naming the first page not mapped (nothing changes), or the driver's
      *     failure naming the first page that failed, after the pages undone so far were mapped
      *     back with their own handles (their contents intact)
      */
     public void unmap(int[] ids) {
         requireUsable();
+        requireIds(ids);
         List<Integer> absent = new ArrayList<>();
         for (int p : ids) {
             if (pages[p] == null) {
@@ -250,7 +256,7 @@ public final class GroupTensors {
             }
         }
         if (!absent.isEmpty()) {
-            throw new RankFailure(FailureCode.CONFLICT, absent.getFirst(), "not mapped"
+            throw new RankException(FailureCode.CONFLICT, absent.getFirst(), "not mapped"
                     + (absent.size() > 1 ? " (nor are pages " + absent.subList(1, absent.size()) + ")" : ""));
         }
         if (ids.length == 0) {
@@ -260,7 +266,7 @@ public final class GroupTensors {
         UndoLog undo = new UndoLog();
         List<Long> detached = new ArrayList<>();
         long bytes = ranges.slotBytes();
-        int current = RankFailure.NO_PAGE;
+        int current = RankException.NO_PAGE;
         try {
             for (int p : ids) {
                 current = p;
@@ -310,9 +316,9 @@ public final class GroupTensors {
             // handles that could not be mapped back are of no use to their pages any more
             giveBackAll(detached, current);
             settle(ids);
-            throw RankFailure.at(current, e, outcome.note());
+            throw RankException.at(current, e, outcome);
         }
-        giveBackAll(detached, RankFailure.NO_PAGE);
+        giveBackAll(detached, RankException.NO_PAGE);
         settle(ids);
         try {
             retryUnreleased();
@@ -329,10 +335,11 @@ public final class GroupTensors {
      * how the coordinator recovers pages it quarantined, whose state here it could not know.
      *
      * @return the pages that held physical memory here
-     * @throws RankFailure the driver's failure, naming the page it happened at; the pages before it are idle
+     * @throws RankException the driver's failure, naming the page it happened at; the pages before it are idle
      */
     public int[] release(int[] ids) {
         requireUsable();
+        requireIds(ids);
         int[] released = new int[ids.length];
         int n = 0;
         if (ids.length == 0) {
@@ -341,7 +348,7 @@ public final class GroupTensors {
         // a kernel may still read them
         device.synchronize();
         long bytes = ranges.slotBytes();
-        int current = RankFailure.NO_PAGE;
+        int current = RankException.NO_PAGE;
         try {
             for (int p : ids) {
                 PageHandles page = pages[p];
@@ -367,7 +374,7 @@ public final class GroupTensors {
                 pages[p] = null;
             }
         } catch (RuntimeException e) {
-            throw RankFailure.at(current, e, "release-pages again to finish");
+            throw RankException.at(current, e, "release-pages again to finish");
         }
         try {
             retryUnreleased();
@@ -396,7 +403,7 @@ public final class GroupTensors {
     /**
      * Gives a handle no longer mapped back to the pool. When the pool releases it and the release
      * fails, the mapping state is still as asked (the page is unmapped), so the request does not
-     * fail: the handle is kept, logged and given back again later, and {@link #stats()} counts it.
+     * fail: the handle is kept, logged and given back again later, and {@link #unreleasedHandles()} counts it.
      */
     private void giveBack(long handle, int page) {
         try {
@@ -404,7 +411,7 @@ public final class GroupTensors {
         } catch (RuntimeException e) {
             unreleased.add(handle);
             LOG.warn("group {}{}: releasing an unmapped handle failed, will retry: {}", group,
-                    page == RankFailure.NO_PAGE ? "" : " page " + page, e.getMessage());
+                    page == RankException.NO_PAGE ? "" : " page " + page, e.getMessage());
         }
     }
 
@@ -431,7 +438,7 @@ public final class GroupTensors {
      * releases the idle handles above it. Each step is recorded as it succeeds, so after a failure
      * a second call carries on where this one stopped; until then, the group takes no map or unmap.
      *
-     * @throws RankFailure the driver's failure, naming the page it happened at
+     * @throws RankException the driver's failure, naming the page it happened at
      */
     public void destroy() {
         device.synchronize();
@@ -462,7 +469,7 @@ public final class GroupTensors {
                     }
                 }
             } catch (RuntimeException e) {
-                throw RankFailure.at(p, e, "destroy-tensors again to finish");
+                throw RankException.at(p, e, "destroy-tensors again to finish");
             }
         }
         try {
@@ -473,7 +480,7 @@ public final class GroupTensors {
             }
             ranges.free(device);
         } catch (RuntimeException e) {
-            throw RankFailure.at(RankFailure.NO_PAGE, e, "destroy-tensors again to finish");
+            throw RankException.at(RankException.NO_PAGE, e, "destroy-tensors again to finish");
         }
         if (inPool) {
             inPool = false;
@@ -500,13 +507,18 @@ public final class GroupTensors {
         return (long) (handles() - (zeroAlive ? 1 : 0)) * ranges.slotBytes();
     }
 
-    /** One view per (layer, buffer). */
-    public List<TensorView> views() {
-        return ranges.views();
+    /** The base address of each virtual range: one for {@code PAGE_MAJOR}, one per tensor for {@code PER_LAYER}. */
+    public long[] rangeBases() {
+        return ranges.bases();
+    }
+
+    /** Where slot {@code slot} of page {@code page} is mapped: the page's handle in range {@code slot}. */
+    public long address(int page, int slot) {
+        return ranges.slotAddress(page, slot);
     }
 
     /** Mapped page ids. */
-    int mappedPages() {
+    public int mappedPages() {
         int count = 0;
         for (PageHandles page : pages) {
             count += page != null && page.mapped() ? 1 : 0;
@@ -526,28 +538,46 @@ public final class GroupTensors {
         return count;
     }
 
-    /** This group's line in the {@code stats} reply. */
-    public JsonObject stats() {
-        JsonArray partlyMapped = new JsonArray();
+    /** Page ids left holding some of their handles by a failure whose undo failed too; unmap or release them. */
+    public int[] partlyMappedPages() {
+        int[] partly = new int[pages.length];
+        int n = 0;
         for (int p = 0; p < pages.length; p++) {
             if (pages[p] != null && !pages[p].mapped() && pages[p].realCount() > 0) {
-                partlyMapped.add(p);
+                partly[n++] = p;
             }
         }
-        return new JsonObject()
-                .put("mappedPages", mappedPages())
-                .put("handles", handles())
-                .put("layout", geometry.layout().name())
-                .put("pages", geometry.pages())
-                .put("zeroPage", zeroPage)
-                .put("handlePool", poolOptions.toJson())
-                .put("partlyMappedPages", partlyMapped)
-                .put("unreleasedHandles", unreleased.size());
+        return Arrays.copyOf(partly, n);
+    }
+
+    /** Handles unmapped but not given back yet, because their release failed; given back again on every unmap. */
+    public int unreleasedHandles() {
+        return unreleased.size();
+    }
+
+    /** Refuses a page id outside the group, or one listed twice, before any device call. */
+    private void requireIds(int[] ids) {
+        if (ids == null) {
+            throw new IllegalArgumentException("no page ids: a batch is an array of them, perhaps empty");
+        }
+        // most batches on the map path hold one page id: no set for them
+        BitSet seen = ids.length > 1 ? new BitSet(pages.length) : null;
+        for (int p : ids) {
+            if (p < 0 || p >= pages.length) {
+                throw new RankException(FailureCode.BAD_REQUEST, "page " + p + " is out of range 0.." + (pages.length - 1));
+            }
+            if (seen != null) {
+                if (seen.get(p)) {
+                    throw new RankException(FailureCode.BAD_REQUEST, p, "listed twice");
+                }
+                seen.set(p);
+            }
+        }
     }
 
     private void requireUsable() {
         if (destroying) {
-            throw new RankFailure(FailureCode.CONFLICT, "tensors are being destroyed; send destroy-tensors again to finish");
+            throw new RankException(FailureCode.CONFLICT, "tensors are being destroyed; send destroy-tensors again to finish");
         }
     }
 
