@@ -81,7 +81,7 @@ final class GroupTensors {
             return tensors;
         } catch (RuntimeException e) {
             UndoLog.Outcome outcome = undo.rollback();
-            throw RankFailure.at(RankFailure.NO_PAGE, e, outcome.note());
+            throw RankFailure.at(RankFailure.NO_PAGE, e, outcome);
         }
     }
 
@@ -205,7 +205,7 @@ final class GroupTensors {
             synchronizeQuietly();
             settle(ids);
             trimQuietly(bytes, idleBefore);
-            throw RankFailure.at(current, e, outcome.note());
+            throw RankFailure.at(current, e, outcome);
         }
     }
 
@@ -310,7 +310,7 @@ final class GroupTensors {
             // handles that could not be mapped back are of no use to their pages any more
             giveBackAll(detached, current);
             settle(ids);
-            throw RankFailure.at(current, e, outcome.note());
+            throw RankFailure.at(current, e, outcome);
         }
         giveBackAll(detached, RankFailure.NO_PAGE);
         settle(ids);

@@ -3,6 +3,8 @@ package io.kvpager.impl;
 import io.kvpager.FailureCode;
 import io.kvpager.spi.DeviceException;
 
+import java.util.List;
+
 /**
  * A request this rank could not carry out: the failure code the caller switches on, the page it
  * failed at (or none), and what went wrong. The worker prefixes the rank and group when it sends
@@ -15,11 +17,20 @@ final class RankFailure extends RuntimeException {
 
     private final FailureCode code;
     private final int page;
+    private final boolean rollbackComplete;
+    private final List<Integer> unrestoredPages;
 
     RankFailure(FailureCode code, int page, String detail, Throwable cause) {
+        this(code, page, detail, cause, true, List.of());
+    }
+
+    private RankFailure(FailureCode code, int page, String detail, Throwable cause, boolean rollbackComplete,
+                        List<Integer> unrestoredPages) {
         super(detail, cause);
         this.code = code;
         this.page = page;
+        this.rollbackComplete = rollbackComplete;
+        this.unrestoredPages = List.copyOf(unrestoredPages);
     }
 
     RankFailure(FailureCode code, String detail) {
@@ -52,7 +63,18 @@ final class RankFailure extends RuntimeException {
     static RankFailure at(int page, Throwable error, String note) {
         RankFailure failure = of(error);
         String detail = failure.getMessage() + (note == null || note.isEmpty() ? "" : "; " + note);
-        return new RankFailure(failure.code, page == NO_PAGE ? failure.page : page, detail, failure.getCause());
+        return new RankFailure(failure.code, page == NO_PAGE ? failure.page : page, detail, failure.getCause(),
+                failure.rollbackComplete, failure.unrestoredPages);
+    }
+
+    /**
+     * The failure {@code error} means, at {@code page}, after a rollback: what the rollback left
+     * undone is both in the text and in {@link #rollbackComplete()} and {@link #unrestoredPages()}.
+     */
+    static RankFailure at(int page, Throwable error, UndoLog.Outcome rollback) {
+        RankFailure failure = at(page, error, rollback.note());
+        return new RankFailure(failure.code, failure.page, failure.getMessage(), failure.getCause(),
+                failure.rollbackComplete && rollback.clean(), rollback.unknownPages());
     }
 
     FailureCode code() {
@@ -62,6 +84,26 @@ final class RankFailure extends RuntimeException {
     /** The first page that failed, or {@link #NO_PAGE}. */
     int page() {
         return page;
+    }
+
+    /** False when the rank tried to undo its part of the request and could not: it holds some of it. */
+    boolean rollbackComplete() {
+        return rollbackComplete;
+    }
+
+    /** The pages a failed rollback left in an unknown state, ascending; empty when it was complete. */
+    List<Integer> unrestoredPages() {
+        return unrestoredPages;
+    }
+
+    /** The driver's error name when a driver call caused this failure ({@code CUDA_ERROR_OUT_OF_MEMORY}), else null. */
+    String driverError() {
+        for (Throwable cause = getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            if (cause instanceof DeviceException device) {
+                return device.errorName();
+            }
+        }
+        return null;
     }
 
     /** Whether this failure is one the worker did not anticipate (a bug, not a request or driver problem). */

@@ -8,21 +8,21 @@ import java.util.BitSet;
 import java.util.List;
 
 /**
- * Typed, strict reads of a request body. {@link JsonObject}'s own getters truncate a long into an
+ * Typed, strict reads of a request or reply body. {@link JsonObject}'s own getters truncate a long into an
  * int and read {@code 1.5} as {@code 1}; a worker must refuse such a request instead, before it
  * touches any mapping. Every refusal is an {@link IllegalArgumentException} (a 400) naming the
  * field and what it held.
  */
-final class RequestBody {
+public final class RequestBody {
 
     /** The longest owner taken: a node id of 128 characters, '#', and an epoch of 19 digits. */
-    static final int MAX_OWNER = 148;
+    public static final int MAX_OWNER = 148;
 
     private final JsonObject json;
     /** How the fields are named in refusals: empty at the top, {@code "handlePool."} inside that object. */
     private final String path;
 
-    RequestBody(JsonObject json) {
+    public RequestBody(JsonObject json) {
         this(json, "");
     }
 
@@ -31,18 +31,18 @@ final class RequestBody {
         this.path = path;
     }
 
-    JsonObject json() {
+    public JsonObject json() {
         return json;
     }
 
     /** A required integer field within {@code [min, max]}. */
-    int requireInt(String name, int min, int max) {
+    public int requireInt(String name, int min, int max) {
         long value = requireLong(name, min, max);
         return (int) value;
     }
 
     /** A required integer field within {@code [min, max]}. */
-    long requireLong(String name, long min, long max) {
+    public long requireLong(String name, long min, long max) {
         Object value = json.getValue(name);
         if (value == null) {
             throw new IllegalArgumentException(path + name + " is required");
@@ -55,7 +55,7 @@ final class RequestBody {
     }
 
     /** An optional integer field within {@code [min, max]}; {@code absent} when it is missing or null. */
-    int optionalInt(String name, int min, int max, int absent) {
+    public int optionalInt(String name, int min, int max, int absent) {
         return json.getValue(name) == null ? absent : requireInt(name, min, max);
     }
 
@@ -63,7 +63,7 @@ final class RequestBody {
      * An optional object field, read with the same strictness; its refusals name the field as
      * {@code name.field}. Null when it is missing or null.
      */
-    RequestBody optionalObject(String name) {
+    public RequestBody optionalObject(String name) {
         Object value = json.getValue(name);
         if (value == null) {
             return null;
@@ -78,7 +78,7 @@ final class RequestBody {
      * Refuses a field other than {@code known}, so that a misspelt option is an error instead of
      * a silent default.
      */
-    void requireOnly(String... known) {
+    public void requireOnly(String... known) {
         for (String field : json.fieldNames()) {
             if (!List.of(known).contains(field)) {
                 throw new IllegalArgumentException(path + field + " is not a known field; expected "
@@ -88,7 +88,7 @@ final class RequestBody {
     }
 
     /** A required non-empty string field. */
-    String requireString(String name) {
+    public String requireString(String name) {
         Object value = json.getValue(name);
         if (value == null) {
             throw new IllegalArgumentException(path + name + " is required");
@@ -100,7 +100,7 @@ final class RequestBody {
     }
 
     /** A required non-empty string field of at most {@code maxLength} characters. */
-    String requireId(String name, int maxLength) {
+    public String requireId(String name, int maxLength) {
         String id = requireString(name);
         if (id.length() > maxLength) {
             throw new IllegalArgumentException(path + name + " is " + id.length() + " characters long; at most " + maxLength
@@ -113,7 +113,7 @@ final class RequestBody {
      * A required owner in its string form {@code <nodeId>#<epoch>}, exactly as {@link Owner#toString()}
      * writes it: no sign, no leading zeros, nothing around it.
      */
-    Owner requireOwner(String name) {
+    public Owner requireOwner(String name) {
         String text = requireId(name, MAX_OWNER);
         Owner owner;
         try {
@@ -128,12 +128,12 @@ final class RequestBody {
     }
 
     /** An optional owner, read as {@link #requireOwner}; null when it is missing or null. */
-    Owner optionalOwner(String name) {
+    public Owner optionalOwner(String name) {
         return json.getValue(name) == null ? null : requireOwner(name);
     }
 
     /** An optional boolean field. */
-    boolean optionalBoolean(String name, boolean absent) {
+    public boolean optionalBoolean(String name, boolean absent) {
         Object value = json.getValue(name);
         if (value == null) {
             return absent;
@@ -145,7 +145,7 @@ final class RequestBody {
     }
 
     /** A required enum field, by the constant's name. */
-    <E extends Enum<E>> E requireEnum(String name, Class<E> type) {
+    public <E extends Enum<E>> E requireEnum(String name, Class<E> type) {
         String value = requireString(name);
         for (E constant : type.getEnumConstants()) {
             if (constant.name().equals(value)) {
@@ -163,7 +163,7 @@ final class RequestBody {
      * A required array of distinct page ids, each in {@code [0, pages)}. The array's length is
      * checked first, so an oversized array is refused before any element is read.
      */
-    int[] requirePageIds(String name, int pages) {
+    public int[] requirePageIds(String name, int pages) {
         Object value = json.getValue(name);
         if (value == null) {
             throw new IllegalArgumentException(path + name + " is required");
@@ -192,6 +192,82 @@ final class RequestBody {
             ids[i] = (int) id;
         }
         return ids;
+    }
+
+    /** A required boolean field. */
+    public boolean requireBoolean(String name) {
+        if (json.getValue(name) == null) {
+            throw new IllegalArgumentException(path + name + " is required");
+        }
+        return optionalBoolean(name, false);
+    }
+
+    /** A required string field, which may be empty. */
+    public String requireText(String name) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw new IllegalArgumentException(path + name + " is required");
+        }
+        if (!(value instanceof String s)) {
+            throw new IllegalArgumentException(path + name + " must be a string, got " + WorkerConfig.describe(value));
+        }
+        return s;
+    }
+
+    /** An optional non-empty string field; null when it is missing or null. */
+    public String optionalString(String name) {
+        return json.getValue(name) == null ? null : requireString(name);
+    }
+
+    /** A required object field, read with the same strictness; its refusals name the field as {@code name.field}. */
+    public RequestBody requireObject(String name) {
+        if (json.getValue(name) == null) {
+            throw new IllegalArgumentException(path + name + " is required");
+        }
+        return optionalObject(name);
+    }
+
+    /** A required array of objects, each read with the same strictness as {@code name[i].field}. */
+    public List<RequestBody> requireObjects(String name) {
+        JsonArray array = requireArray(name, "an array of objects");
+        List<RequestBody> objects = new java.util.ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++) {
+            if (!(array.getValue(i) instanceof JsonObject object)) {
+                throw new IllegalArgumentException(path + name + "[" + i + "] must be an object, got "
+                        + (array.getValue(i) == null ? "null" : WorkerConfig.describe(array.getValue(i))));
+            }
+            objects.add(new RequestBody(object, path + name + "[" + i + "]."));
+        }
+        return objects;
+    }
+
+    /** A required array of integers, each within {@code [min, max]}. */
+    public int[] requireInts(String name, int min, int max) {
+        JsonArray array = requireArray(name, "an array of integers");
+        int[] values = new int[array.size()];
+        for (int i = 0; i < values.length; i++) {
+            Object element = array.getValue(i);
+            if (element == null) {
+                throw new IllegalArgumentException(path + name + "[" + i + "] is null; an integer is expected");
+            }
+            long value = integral(path + name + "[" + i + "]", element);
+            if (value < min || value > max) {
+                throw new IllegalArgumentException(path + name + "[" + i + "] must be in " + min + ".." + max + ", got " + value);
+            }
+            values[i] = (int) value;
+        }
+        return values;
+    }
+
+    private JsonArray requireArray(String name, String what) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw new IllegalArgumentException(path + name + " is required");
+        }
+        if (!(value instanceof JsonArray array)) {
+            throw new IllegalArgumentException(path + name + " must be " + what + ", got " + WorkerConfig.describe(value));
+        }
+        return array;
     }
 
     private static long integral(String name, Object value) {

@@ -2,6 +2,7 @@ package io.kvpager.impl;
 
 import io.vertx.core.json.JsonObject;
 
+
 /**
  * Where one (layer, buffer) of a group lives in a worker's address space: what an engine's kernel
  * needs to find block {@code b}, at
@@ -32,8 +33,15 @@ public record TensorView(int layer, int buffer, long address, long blockStride, 
 
     /** Reads a view from a {@code views} reply. */
     public static TensorView fromJson(JsonObject json) {
-        return new TensorView(json.getInteger("layer"), json.getInteger("buffer"), json.getLong("address"),
-                json.getLong("blockStride"), json.getInteger("blockCount"), json.getInteger("blocksPerPage"),
-                json.getLong("pageStride"));
+        return read(new RequestBody(json));
+    }
+
+    /** Reads a view strictly: exactly its seven fields, each an integer in range. */
+    public static TensorView read(RequestBody view) {
+        view.requireOnly("layer", "buffer", "address", "blockStride", "blockCount", "blocksPerPage", "pageStride");
+        return new TensorView(view.requireInt("layer", 0, Integer.MAX_VALUE), view.requireInt("buffer", 0, Integer.MAX_VALUE),
+                view.requireLong("address", Long.MIN_VALUE, Long.MAX_VALUE), view.requireLong("blockStride", 1, Long.MAX_VALUE),
+                view.requireInt("blockCount", 1, Integer.MAX_VALUE), view.requireInt("blocksPerPage", 1, Integer.MAX_VALUE),
+                view.requireLong("pageStride", 1, Long.MAX_VALUE));
     }
 }

@@ -9,6 +9,7 @@ import io.kvpager.impl.FanOutMapper;
 import io.kvpager.impl.LocalKvCache;
 import io.kvpager.impl.PoolRanks;
 import io.kvpager.impl.RankFanOut;
+import io.kvpager.impl.WorkerAction;
 import io.kvpager.impl.RankNodes;
 import io.kvpager.impl.RankRejoin;
 import io.kvpager.impl.RankTarget;
@@ -156,7 +157,7 @@ public final class ClusterBench {
                 boolean measured = i >= warmup;
                 return timed(measured ? figures.map : null, () -> Future.fromCompletionStage(mapper.map(pages)))
                         .compose(x -> timed(measured ? figures.unmap : null, () -> Future.fromCompletionStage(mapper.unmap(pages))))
-                        .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, RankFanOut.STATS, new JsonObject(), 30_000)))
+                        .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, WorkerAction.STATS, new JsonObject(), 30_000)))
                         .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
                         .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
             }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
