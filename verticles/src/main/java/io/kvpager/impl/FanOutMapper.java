@@ -200,7 +200,7 @@ public final class FanOutMapper implements PageMapper {
     private static String partlyHeld(List<RankFailure> partial, int[] batch) {
         List<String> ranks = new ArrayList<>(partial.size());
         for (RankFailure f : partial) {
-            ranks.add(f.rank() + (f.unrestoredPages().isEmpty() ? "" : " (pages " + f.unrestoredPages() + " not restored)"));
+            ranks.add(f.rank());
         }
         return String.join(", ", ranks) + " could not undo its part: " + describe(batch) + " quarantined";
     }

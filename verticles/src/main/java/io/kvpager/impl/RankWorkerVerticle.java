@@ -73,6 +73,8 @@ public final class RankWorkerVerticle extends VerticleBase {
     private static final Logger LOG = LoggerFactory.getLogger(RankWorkerVerticle.class);
     /** The longest requestId taken; a coordinator's are under 64 characters. */
     static final int MAX_REQUEST_ID = RequestFields.MAX_REQUEST_ID;
+    private static final java.util.Set<WorkerAction> PAGES_ACTIONS = java.util.EnumSet.of(WorkerAction.MAP, WorkerAction.UNMAP,
+            WorkerAction.RELEASE_PAGES);
 
     private final DeviceSource source;
     private final AnswerCache answers = new AnswerCache(AnswerCache.DEFAULT_CAPACITY);
@@ -230,7 +232,9 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
         RequestBody body = new RequestBody(json);
         checkRank(body);
-        request.group = groupOf(json);
+        if (action != WorkerAction.STATS && !PAGES_ACTIONS.contains(action)) {
+            request.group = groupOf(json);
+        }
         return switch (action) {
             case CREATE_TENSORS -> Answer.reply(createTensors(CreateTensorsRequest.fromJson(json)).toJson());
             case TENSORS_CREATED -> Answer.reply(tensorsCreated(TensorsCreatedRequest.fromJson(json)).toJson());
@@ -267,6 +271,9 @@ public final class RankWorkerVerticle extends VerticleBase {
      * refused before that changed nothing; retried, it is judged afresh.
      */
     private Answer once(WorkerAction action, JsonObject json, Request request) {
+        // a request with no valid requestId is refused before its group is read, and its text names none
+        new RequestBody(json).requireId(RequestFields.REQUEST_ID, MAX_REQUEST_ID);
+        request.group = groupOf(json);
         PagesRequest pagesRequest = PagesRequest.fromJson(action, json, group -> tensors(group).geometry().pages());
         int group = pagesRequest.group();
         GroupTensors tensors = groups.get(group);

@@ -221,7 +221,7 @@ class FanOutMapperTest {
                 PageMapFailure failure = mapFailure(ar.cause());
                 assertThat(failure.quarantined()).containsExactly(3, 4);
                 assertThat(failure.getMessage()).contains("unmap again on pp0/tp0, pp0/tp2, pp0/tp3",
-                        "pp0/tp1 (pages [4] not restored) could not undo its part: pages [3, 4] quarantined");
+                        "pp0/tp1 could not undo its part: pages [3, 4] quarantined");
                 assertThat(p.rank(0).mapped).isEmpty();
                 return Future.succeededFuture();
             });

@@ -32,6 +32,11 @@ public final class RankFailureReply extends ReplyException {
         return failure;
     }
 
+    /** The codec, for tests of its wire form. */
+    static MessageCodec<RankFailureReply, RankFailureReply> codec() {
+        return CODEC;
+    }
+
     /** Registers the codec on {@code bus} unless it is there already. */
     public static void registerCodec(EventBus bus) {
         synchronized (bus) {
