@@ -40,25 +40,25 @@ final class ProtocolExamples {
 
     static JsonObject reply(WorkerAction action) {
         return switch (action) {
-            case CREATE_TENSORS -> new CreateTensorsReply(7, 2L << 20, "sim:0", 141L << 30, 0, null).toJson();
+            case CREATE_TENSORS -> new CreateTensorsReply(7, 2L << 20, "sim:1@node-a", 141L << 30, 0, null).toJson();
             case TENSORS_CREATED -> new TensorsCreatedReply(true).toJson();
             case MAP -> PagesReply.mapped(new int[] {4, 5}).toJson();
             case UNMAP -> PagesReply.unmapped(new int[] {4, 5}).toJson();
             case RELEASE_PAGES -> PagesReply.released(new int[] {5}, new int[] {4, 5}).toJson();
             case DESTROY_TENSORS -> new DestroyTensorsReply(true).toJson();
-            case STATS -> new StatsReply("pp0/tp1", "sim:1 pp0/tp1", "sim:1", "kvpager-gpu1-pp0-tp1-0",
-                    Map.of(7, new GroupStats(2, 128, Layout.PAGE_MAJOR, 256, false, 0, 0, new int[0], 0, OWNER.toString())),
-                    128, 0, 0, List.of(new HandlePoolStats(2L << 20, 0, 0, 128, 128, 0, 0)), 0, 268435456L, 151129161728L,
+            case STATS -> new StatsReply("pp0/tp1", "sim:1 pp0/tp1", "sim:1@node-a", "kvpager-gpu1-pp0-tp1-0",
+                    Map.of(7, new GroupStats(2, 2, Layout.PAGE_MAJOR, 256, false, 0, 0, new int[0], 0, OWNER.toString())),
+                    2, 0, 0, List.of(new HandlePoolStats(128L << 20, 0, 0, 2, 2, 0, 0)), 0, 268435456L, 151129161728L,
                     151397597184L).toJson();
-            case VIEWS -> new ViewsReply(List.of(new TensorView(0, 0, 140230000000000L, 65536, 8192, 32, 4194304L),
-                    new TensorView(0, 1, 140230001073741L, 65536, 8192, 32, 4194304L))).toJson();
+            case VIEWS -> new ViewsReply(List.of(new TensorView(0, 0, 140230682214400L, 65536, 8192, 32, 134217728L),
+                    new TensorView(0, 1, 140230684311552L, 65536, 8192, 32, 134217728L))).toJson();
         };
     }
 
     static RankFailure failure(WorkerAction action) {
         return switch (action) {
             case CREATE_TENSORS -> new RankFailure("pp0/tp1", FailureCode.CONFLICT, "pp0/tp1 group 7: tensors already exist with "
-                    + "32 layers x 2 buffers, block 65536 B, page 2097152 B, 256 pages, PAGE_MAJOR, handlePool "
+                    + "Geometry[layers=32, kvBuffers=2, blockBytes=65536, pageBytes=2097152, pages=128, layout=PAGE_MAJOR], handlePool "
                     + "{\"prefillPages\":0,\"boundPages\":0}; destroy-tensors first to change them", 7, RankFailure.NONE, null, true,
                     List.of());
             case TENSORS_CREATED -> new RankFailure("pp0/tp1", FailureCode.BAD_REQUEST, "pp0/tp1: group must be an integer, got "
@@ -66,7 +66,7 @@ final class ProtocolExamples {
             case MAP -> new RankFailure("pp0/tp1", FailureCode.DRIVER_ERROR, "pp0/tp1 group 7 page 5: cuMemMap failed: "
                     + "CUDA_ERROR_UNKNOWN; rollback incomplete (page 5: unmap a new handle: cuMemUnmap failed: CUDA_ERROR_UNKNOWN), "
                     + "pages not restored: [5]", 7, 5, "CUDA_ERROR_UNKNOWN", false, List.of(5));
-            case UNMAP -> new RankFailure("pp0/tp1", FailureCode.CONFLICT, "pp0/tp1 group 7 page 4: not mapped; nothing was unmapped",
+            case UNMAP -> new RankFailure("pp0/tp1", FailureCode.CONFLICT, "pp0/tp1 group 7 page 4: not mapped",
                     7, 4, null, true, List.of());
             case RELEASE_PAGES -> new RankFailure("pp0/tp1", FailureCode.DRIVER_ERROR, "pp0/tp1 group 7 page 5: cuMemRelease "
                     + "failed: CUDA_ERROR_UNKNOWN; release-pages again to finish", 7, 5, "CUDA_ERROR_UNKNOWN", true, List.of());
