@@ -173,10 +173,10 @@ final class PoolBudget {
     private PageMapFailure refusal(GpuLease lease, int pages, Future<Boolean> answer) {
         GpuBroker broker = lease.broker();
         if (answer.succeeded()) {
-            return new PageMapFailure(MissReason.LIMIT, name + ": gpu " + broker.gpu() + " has no room for " + pages
+            return PageMapFailure.gpuShare(name + ": gpu " + broker.gpu() + " has no room for " + pages
                     + (pages == 1 ? " page" : " pages") + " (" + bytesOf(lease, pages) + " bytes on " + lease.ranks() + "): "
                     + broker.lastSeen().total() + " of " + broker.capacityBytes() + " bytes are taken by the caches on it, "
-                    + lease.held() + " by this pool", null, null);
+                    + lease.held() + " by this pool");
         }
         return new PageMapFailure(MissReason.MAP_FAILED, name + ": the broker of gpu " + broker.gpu() + " failed: "
                 + answer.cause().getMessage(), null, answer.cause());
