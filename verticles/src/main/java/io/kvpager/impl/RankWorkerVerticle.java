@@ -27,7 +27,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.internal.VertxInternal;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -279,8 +278,8 @@ public final class RankWorkerVerticle extends VerticleBase {
         GroupTensors tensors = groups.get(group);
         int[] pages = pagesRequest.pages();
         requireOwned(group, pagesRequest.owner());
-        JsonObject fingerprint = new JsonObject().put("action", action.wireName()).put("group", group)
-                .put("pages", ids(pages));
+        JsonObject fingerprint = new JsonObject().put(WorkerAction.HEADER, action.wireName()).put(RequestFields.GROUP, group)
+                .put(RequestFields.PAGES, RequestFields.pageArray(pages));
         String requestId = pagesRequest.requestId();
         Answer first = answers.answered(requestId, fingerprint);
         if (first != null) {
@@ -459,13 +458,5 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
         return Answer.failure(new io.kvpager.RankFailure(name, failure.code(), text, request.group, failure.page(),
                 failure.driverError(), failure.rollbackComplete(), failure.unrestoredPages()));
-    }
-
-    private static JsonArray ids(int[] pages) {
-        JsonArray ids = new JsonArray();
-        for (int page : pages) {
-            ids.add(page);
-        }
-        return ids;
     }
 }

@@ -8,6 +8,10 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
+
 /**
  * A rank's failure as the event bus carries it to a sender that asked for fields: a
  * {@link ReplyException} (a recipient failure with the failure code and the rank's message, so it
@@ -20,6 +24,8 @@ public final class RankFailureReply extends ReplyException {
     /** The codec's name on the bus. */
     public static final String CODEC_NAME = "kvpager.rank-failure";
     private static final Codec CODEC = new Codec();
+    /** The event buses the codec is registered on; a closed Vert.x's bus is forgotten with it. */
+    private static final Set<EventBus> REGISTERED = Collections.newSetFromMap(new WeakHashMap<>());
 
     private final transient RankFailure failure;
 
@@ -37,13 +43,19 @@ public final class RankFailureReply extends ReplyException {
         return CODEC;
     }
 
-    /** Registers the codec on {@code bus} unless it is there already. */
+    /**
+     * Registers the codec on {@code bus} unless it is there already; cheap when it is, so that a
+     * sender may call it for every request.
+     */
     public static void registerCodec(EventBus bus) {
-        synchronized (bus) {
+        synchronized (REGISTERED) {
+            if (!REGISTERED.add(bus)) {
+                return;
+            }
             try {
                 bus.registerCodec(CODEC);
             } catch (IllegalStateException alreadyThere) {
-                // registered by another worker or fan-out of this event bus
+                // a codec of this name was registered on the bus by other means
             }
         }
     }
