@@ -2,6 +2,7 @@ package io.kvpager.impl;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
+import io.kvpager.impl.protocol.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 /**

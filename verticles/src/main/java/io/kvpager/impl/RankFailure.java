@@ -10,7 +10,7 @@ import java.util.List;
  * failed at (or none), and what went wrong. The worker prefixes the rank and group when it sends
  * the failure, so the text reads {@code pp0/tp1 group 7 page 5: cuMemMap failed: ...}.
  */
-final class RankFailure extends RuntimeException {
+public final class RankFailure extends RuntimeException {
 
     /** No page: the failure concerns the request or the group as a whole. */
     static final int NO_PAGE = -1;
@@ -33,7 +33,7 @@ final class RankFailure extends RuntimeException {
         this.unrestoredPages = List.copyOf(unrestoredPages);
     }
 
-    RankFailure(FailureCode code, String detail) {
+    public RankFailure(FailureCode code, String detail) {
         this(code, NO_PAGE, detail, null);
     }
 
@@ -46,7 +46,7 @@ final class RankFailure extends RuntimeException {
      * error 500, bad arguments 400, and anything unexpected 500 with its type, so that no
      * exception ever goes unanswered.
      */
-    static RankFailure of(Throwable error) {
+    public static RankFailure of(Throwable error) {
         return switch (error) {
             case RankFailure failure -> failure;
             case DeviceException e -> new RankFailure(e.isOutOfMemory() ? FailureCode.OUT_OF_MEMORY : FailureCode.DRIVER_ERROR,
@@ -77,27 +77,27 @@ final class RankFailure extends RuntimeException {
                 failure.rollbackComplete && rollback.clean(), rollback.unknownPages());
     }
 
-    FailureCode code() {
+    public FailureCode code() {
         return code;
     }
 
     /** The first page that failed, or {@link #NO_PAGE}. */
-    int page() {
+    public int page() {
         return page;
     }
 
     /** False when the rank tried to undo its part of the request and could not: it holds some of it. */
-    boolean rollbackComplete() {
+    public boolean rollbackComplete() {
         return rollbackComplete;
     }
 
     /** The pages a failed rollback left in an unknown state, ascending; empty when it was complete. */
-    List<Integer> unrestoredPages() {
+    public List<Integer> unrestoredPages() {
         return unrestoredPages;
     }
 
     /** The driver's error name when a driver call caused this failure ({@code CUDA_ERROR_OUT_OF_MEMORY}), else null. */
-    String driverError() {
+    public String driverError() {
         for (Throwable cause = getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
             if (cause instanceof DeviceException device) {
                 return device.errorName();
@@ -107,14 +107,14 @@ final class RankFailure extends RuntimeException {
     }
 
     /** Whether this failure is one the worker did not anticipate (a bug, not a request or driver problem). */
-    boolean unexpected() {
+    public boolean unexpected() {
         Throwable cause = getCause();
         return cause != null && !(cause instanceof DeviceException) && !(cause instanceof IllegalArgumentException)
                 && !(cause instanceof RankFailure);
     }
 
     /** The text sent to the caller: rank, group when known, page when known, then what failed. */
-    String text(String rank, int group) {
+    public String text(String rank, int group) {
         StringBuilder text = new StringBuilder(rank);
         if (group >= 0) {
             text.append(" group ").append(group);

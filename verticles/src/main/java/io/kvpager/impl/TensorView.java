@@ -1,5 +1,6 @@
 package io.kvpager.impl;
 
+import io.kvpager.impl.protocol.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 

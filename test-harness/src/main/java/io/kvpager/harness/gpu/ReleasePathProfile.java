@@ -1,12 +1,12 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
 import io.kvpager.Layout;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cuda.RawPageLoop;
-import io.kvpager.impl.LocalKvCache;
-import io.kvpager.impl.RankWorkers;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.coordinator.LocalKvCache;
+import io.kvpager.impl.worker.RankWorkers;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

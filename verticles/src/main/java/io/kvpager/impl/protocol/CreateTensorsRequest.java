@@ -3,8 +3,6 @@ package io.kvpager.impl.protocol;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.impl.HandlePoolOptions;
-import io.kvpager.impl.Owner;
-import io.kvpager.impl.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 import static io.kvpager.impl.protocol.RequestFields.GROUP;

@@ -1,6 +1,5 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 /** The answer to {@code destroy-tensors}: whether the rank had tensors for the group to destroy. */

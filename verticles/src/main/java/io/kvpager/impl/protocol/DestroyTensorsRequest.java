@@ -1,7 +1,5 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.Owner;
-import io.kvpager.impl.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 import static io.kvpager.impl.protocol.RequestFields.GROUP;

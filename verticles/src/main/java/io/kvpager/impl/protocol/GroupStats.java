@@ -1,7 +1,6 @@
 package io.kvpager.impl.protocol;
 
 import io.kvpager.Layout;
-import io.kvpager.impl.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 import java.util.Arrays;

@@ -1,7 +1,5 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.RequestBody;
-import io.kvpager.impl.WorkerAction;
 import io.vertx.core.json.JsonObject;
 
 import java.util.Arrays;

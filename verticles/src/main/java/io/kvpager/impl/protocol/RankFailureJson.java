@@ -1,8 +1,7 @@
 package io.kvpager.impl.protocol;
 
 import io.kvpager.FailureCode;
-import io.kvpager.RankFailure;
-import io.kvpager.impl.RequestBody;
+import io.kvpager.cache.RankFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 

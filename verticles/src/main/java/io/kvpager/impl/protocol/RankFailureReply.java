@@ -1,6 +1,6 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.RankFailure;
+import io.kvpager.cache.RankFailure;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.MessageCodec;

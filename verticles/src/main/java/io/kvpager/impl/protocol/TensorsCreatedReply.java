@@ -1,6 +1,5 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 /** The answer to {@code tensors-created}: {@code {"created": true}} or {@code false}. */

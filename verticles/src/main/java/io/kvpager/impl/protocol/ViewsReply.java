@@ -1,6 +1,5 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.RequestBody;
 import io.kvpager.impl.TensorView;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,5 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.WorkerAction;
 import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;

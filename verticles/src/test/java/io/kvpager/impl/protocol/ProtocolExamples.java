@@ -3,11 +3,9 @@ package io.kvpager.impl.protocol;
 import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
-import io.kvpager.RankFailure;
+import io.kvpager.cache.RankFailure;
 import io.kvpager.impl.HandlePoolOptions;
-import io.kvpager.impl.Owner;
 import io.kvpager.impl.TensorView;
-import io.kvpager.impl.WorkerAction;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;

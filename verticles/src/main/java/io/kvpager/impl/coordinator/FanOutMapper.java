@@ -1,0 +1,224 @@
+package io.kvpager.impl.coordinator;
+
+import io.kvpager.FailureCode;
+import io.kvpager.MissReason;
+import io.kvpager.cache.KvPagerException;
+import io.kvpager.cache.RankFailure;
+import io.kvpager.core.PageMapFailure;
+import io.kvpager.core.PageMapper;
+import io.kvpager.impl.protocol.PagesReply;
+import io.kvpager.impl.protocol.RequestFields;
+import io.kvpager.impl.protocol.WorkerAction;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The {@link PageMapper} of a cache: maps and unmaps a batch of page ids on every rank of the pool
+ * through a {@link RankFanOut}, all or nothing.
+ *
+ * <p>Each rank applies a batch atomically, so after a fan-out a rank that failed holds none of the
+ * batch's changes, a rank that answered holds all of them, and a rank that timed out may hold
+ * either (its worker may still be working). When any rank failed, the opposite request goes to
+ * every rank that answered. If the compensation fails too, the batch's state on the ranks is
+ * unknown: its pages are quarantined, not to be handed out again until the {@link QuarantineSweep}
+ * finds them released on every rank. So are they when a rank failed and says, in its failure's
+ * {@code rollbackComplete} field, that it could not undo its part: it holds some of the batch.
+ *
+ * <p>A rank that timed out is never waited for twice: the caller hears the failure once the send
+ * timeout has passed, with the batch quarantined, and the compensation is the sweep's, in the
+ * background. A worker serves its requests one at a time, so the sweep's release runs there after
+ * the late request, and the batch comes back once every rank has released it.
+ *
+ * <p>A rank that answers with no worker or no tensors is noted lost in the {@link RankRejoin}, and
+ * every map and unmap first brings lost ranks back; while one cannot come back, nothing is sent
+ * (an unmap could not take effect on it, and its page stays mapped and idle until it can). The
+ * fan-outs in flight are counted, so that a rejoin can wait for them to settle before it reads
+ * which pages the rejoining rank must map ({@link #idle()}).
+ *
+ * <p>The failure is a {@link PageMapFailure} whose cause is one {@link KvPagerException} listing
+ * every failing rank, and whose miss reason is {@link MissReason#OUT_OF_MEMORY} when any rank ran
+ * out of memory, {@link MissReason#RANK_DOWN} when a rank has no worker, else
+ * {@link MissReason#MAP_FAILED}.
+ */
+public final class FanOutMapper implements PageMapper {
+
+    private final RankFanOut fanOut;
+    private final RankRejoin rejoin;
+    private int inFlight;
+    private Promise<Void> settled;
+
+    public FanOutMapper(RankFanOut fanOut, RankRejoin rejoin) {
+        this.fanOut = fanOut;
+        this.rejoin = rejoin;
+    }
+
+    @Override
+    public CompletionStage<Void> map(int[] pages) {
+        return afterRejoin(WorkerAction.MAP, WorkerAction.UNMAP, pages.clone()).toCompletionStage();
+    }
+
+    @Override
+    public CompletionStage<Void> unmap(int[] pages) {
+        return afterRejoin(WorkerAction.UNMAP, WorkerAction.MAP, pages.clone()).toCompletionStage();
+    }
+
+    private Future<Void> afterRejoin(WorkerAction action, WorkerAction inverse, int[] batch) {
+        return rejoin.rejoin().transform(rejoined -> {
+            if (rejoined.succeeded()) {
+                return apply(action, inverse, batch);
+            }
+            Throwable cause = rejoined.cause();
+            MissReason reason = cause instanceof KvPagerException k && !k.failures().isEmpty()
+                    ? reasonOf(k.failures()) : MissReason.RANK_DOWN;
+            return Future.<Void>failedFuture(new PageMapFailure(reason, action.wireName() + " of " + describe(batch) + " in group "
+                    + fanOut.pool().group() + " not sent: " + cause.getMessage(), null, cause));
+        });
+    }
+
+    /** Completes once no fan-out of this mapper is in flight (at once when none is). */
+    public Future<Void> idle() {
+        if (inFlight == 0) {
+            return Future.succeededFuture();
+        }
+        if (settled == null) {
+            settled = Promise.promise();
+        }
+        return settled.future();
+    }
+
+    /** Sends {@code action} for {@code pages} to every rank; on any failure undoes it where it took or may have taken effect. */
+    public Future<Void> apply(WorkerAction action, WorkerAction inverse, int[] pages) {
+        if (pages.length == 0) {
+            return Future.succeededFuture();
+        }
+        inFlight++;
+        return send(action, inverse, pages).andThen(done -> {
+            if (--inFlight == 0 && settled != null) {
+                Promise<Void> waiting = settled;
+                settled = null;
+                waiting.complete();
+            }
+        });
+    }
+
+    private Future<Void> send(WorkerAction action, WorkerAction inverse, int[] pages) {
+        int[] batch = pages.clone();
+        JsonObject fields = new JsonObject().put(RequestFields.PAGES, RequestFields.pageArray(batch));
+        return fanOut.toAll(action, fields).compose(replies -> {
+            List<RankReply> checked = new ArrayList<>(replies.size());
+            for (RankReply reply : replies) {
+                checked.add(checkReply(reply, action, batch));
+            }
+            rejoin.noteLost(checked);
+            List<RankFailure> failures = RankFanOut.failures(checked);
+            if (failures.isEmpty()) {
+                return Future.succeededFuture();
+            }
+            KvPagerException failure = KvPagerException.ofRanks(action.wireName() + " of " + describe(batch) + " in group "
+                    + fanOut.pool().group(), checked.size(), failures);
+            MissReason reason = reasonOf(failures);
+            List<String> timedOut = new ArrayList<>();
+            List<RankTarget> undo = new ArrayList<>();
+            Set<RankTarget> unknown = new HashSet<>();
+            List<RankFailure> partial = new ArrayList<>();
+            for (RankReply reply : checked) {
+                if (reply.succeeded()) {
+                    undo.add(reply.rank());
+                } else if (reply.code() == FailureCode.TIMEOUT) {
+                    timedOut.add(reply.rank().name());
+                } else if (reply.body() != null) {
+                    // answered something other than the batch: its state is unknown
+                    undo.add(reply.rank());
+                    unknown.add(reply.rank());
+                } else if (!reply.failure().rollbackComplete()) {
+                    partial.add(reply.failure());
+                }
+            }
+            if (!timedOut.isEmpty()) {
+                // Waiting for a compensation that queues behind the late request would make the
+                // caller wait a second timeout: the batch is quarantined now, and the sweep
+                // releases it on every rank in the background, behind the late request there.
+                KvPagerException reported = failure.withNote(describe(batch) + " quarantined: what "
+                        + String.join(", ", timedOut) + " holds of it is unknown until it answers; released on every rank in the background");
+                return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(), batch, reported));
+            }
+            return fanOut.send(undo, inverse, fields, fanOut.sendTimeoutMs()).compose(undone -> {
+                List<RankFailure> stuck = new ArrayList<>();
+                List<String> undoneOn = new ArrayList<>();
+                for (RankReply reply : undone) {
+                    if (reply.succeeded()) {
+                        undoneOn.add(reply.rank().name());
+                    } else if (!(unknown.contains(reply.rank()) && reply.code() == FailureCode.CONFLICT)) {
+                        stuck.add(reply.failure());
+                    }
+                }
+                StringBuilder note = new StringBuilder("compensation: ").append(inverse.wireName()).append(" again on ")
+                        .append(undoneOn.isEmpty() ? "no rank" : String.join(", ", undoneOn));
+                int[] quarantined = null;
+                if (!stuck.isEmpty()) {
+                    quarantined = batch;
+                    note.append("; failed on ");
+                    for (int i = 0; i < stuck.size(); i++) {
+                        note.append(i == 0 ? "" : "; ").append(stuck.get(i));
+                    }
+                    note.append("; ").append(describe(batch)).append(" quarantined");
+                } else if (!partial.isEmpty()) {
+                    quarantined = batch;
+                    note.append("; ").append(partlyHeld(partial, batch));
+                }
+                KvPagerException reported = failure.withNote(note.toString());
+                return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(), quarantined, reported));
+            });
+        });
+    }
+
+    /** A success that does not confirm exactly the batch counts as a failure with unknown state. */
+    private static RankReply checkReply(RankReply reply, WorkerAction action, int[] batch) {
+        if (!reply.succeeded() || confirms(reply.body(), action, batch)) {
+            return reply;
+        }
+        return new RankReply(reply.rank(), reply.body(), new RankFailure(reply.rank().name(), FailureCode.DRIVER_ERROR,
+                reply.rank().name() + " answered " + action.wireName() + " of " + describe(batch) + " with " + reply.body().encode()));
+    }
+
+    /** Whether {@code body} is a well-formed answer to {@code action} that confirms exactly {@code batch}. */
+    static boolean confirms(JsonObject body, WorkerAction action, int[] batch) {
+        try {
+            return body != null && PagesReply.fromJson(action, body).confirms(batch);
+        } catch (IllegalArgumentException malformed) {
+            return false;
+        }
+    }
+
+    private static String partlyHeld(List<RankFailure> partial, int[] batch) {
+        List<String> ranks = new ArrayList<>(partial.size());
+        for (RankFailure f : partial) {
+            ranks.add(f.rank());
+        }
+        return String.join(", ", ranks) + " could not undo its part: " + describe(batch) + " quarantined";
+    }
+
+    static MissReason reasonOf(List<RankFailure> failures) {
+        boolean down = false;
+        for (RankFailure f : failures) {
+            if (f.code() == FailureCode.OUT_OF_MEMORY) {
+                return MissReason.OUT_OF_MEMORY;
+            }
+            // a stopping worker gives back everything it holds: the rank is on its way down
+            down |= f.code() == FailureCode.NO_RANK || f.code() == FailureCode.STOPPING;
+        }
+        return down ? MissReason.RANK_DOWN : MissReason.MAP_FAILED;
+    }
+
+    private static String describe(int[] pages) {
+        return (pages.length == 1 ? "page " + pages[0] : "pages " + Arrays.toString(pages));
+    }
+}
