@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.impl.options.OptionRules;
 import io.kvpager.spi.DeviceFactory;
 import picocli.CommandLine.Option;
 
@@ -19,14 +20,12 @@ final class DeviceOptions {
      * @throws IllegalArgumentException with the reason
      */
     void validate() {
-        if (gpu < 0) {
-            throw new IllegalArgumentException("--gpu must be 0 or more, got " + gpu);
-        }
+        OptionRules.atLeast("--gpu", gpu, 0);
         requireAvailable(kind);
     }
 
     static void requireAvailable(String kind) {
-        DeviceFactory factory = DeviceFactory.forKind(kind);
+        DeviceFactory factory = DeviceFactory.forKind(OptionRules.deviceKind("--device", kind));
         factory.unavailableReason().ifPresent(reason -> {
             throw new IllegalArgumentException("--device " + kind + " cannot be used here: " + reason);
         });

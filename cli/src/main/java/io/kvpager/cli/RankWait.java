@@ -2,7 +2,7 @@ package io.kvpager.cli;
 
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.impl.protocol.WorkerAction;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorker;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -42,7 +42,7 @@ final class RankWait implements AutoCloseable {
         for (int pp : options.getStages()) {
             for (int tp = 0; tp < options.getTp(); tp++) {
                 ranks.add("pp" + pp + "/tp" + tp);
-                present.add(answers(WorkerConfig.address(options.getInstance(), pp, tp)));
+                present.add(answers(RankWorker.address(options.getInstance(), pp, tp)));
             }
         }
         Future.join(present).onComplete(x -> {

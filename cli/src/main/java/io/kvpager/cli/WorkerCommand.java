@@ -4,7 +4,8 @@ import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
@@ -70,7 +71,7 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        WorkerConfig config;
+        RankWorkerOptions options;
         ClusterNodeOptions nodeOptions;
         try {
             if (pp < 0 || tp < 0) {
@@ -80,12 +81,15 @@ final class WorkerCommand implements Callable<Integer> {
             if (simCapacity != null && !"sim".equals(device.kind)) {
                 throw new IllegalArgumentException("--sim-capacity applies to --device sim only");
             }
-            JsonObject sim = simCapacity == null ? null : new JsonObject().put("capacityBytes", simCapacity);
-            if (leaseGrace != null && (leaseGrace.isNegative() || leaseGrace.toMillis() > WorkerConfig.MAX_LEASE_GRACE_MS)) {
+            if (leaseGrace != null && (leaseGrace.isNegative() || leaseGrace.toMillis() > RankWorkerOptions.MAX_LEASE_GRACE_MS)) {
                 throw new IllegalArgumentException("--lease-grace must be 0 to 1h, got " + leaseGrace);
             }
-            config = new WorkerConfig(instance, pp, tp, device.kind, device.gpu, sim, null,
-                    leaseGrace == null ? null : leaseGrace.toMillis());
+            options = new RankWorkerOptions().setInstance(instance).setPp(pp).setTp(tp).setDevice(device.kind)
+                    .setGpu(device.gpu).setLeaseGraceMs(leaseGrace == null ? null : leaseGrace.toMillis());
+            if (simCapacity != null) {
+                options.setSim(new JsonObject().put("capacityBytes", simCapacity));
+            }
+            options.validate();
             nodeOptions = cluster.nodeOptions(System.getenv());
             metricsPort.validate();
         } catch (IllegalArgumentException e) {
@@ -95,9 +99,9 @@ final class WorkerCommand implements Callable<Integer> {
             ClusterNode member = node.cluster();
             MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), member.options().getHost(), metricsPort.port(),
                     NodeEndpointOption.PORTS, List.of(), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS)) : null;
-            member.deployWorker(config).await(DEPLOY_TIMEOUT_S, TimeUnit.SECONDS);
-            spec.commandLine().getOut().println("kvpager worker: " + config.rank() + " of " + instance + " on " + device.kind + ":"
-                    + device.gpu + " serving at " + config.address() + ", " + cluster + ", node " + member.nodeId()
+            RankWorker worker = member.deployWorker(options).await(DEPLOY_TIMEOUT_S, TimeUnit.SECONDS);
+            spec.commandLine().getOut().println("kvpager worker: " + worker.rank() + " of " + instance + " on " + device.kind + ":"
+                    + device.gpu + " serving at " + worker.address() + ", " + cluster + ", node " + member.nodeId()
                     + ", member " + member.memberAddress() + MetricsEndpoint.describe(metrics, member.options().getHost()));
             spec.commandLine().getOut().flush();
             root.serve(node);

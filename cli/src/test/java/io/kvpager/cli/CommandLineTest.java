@@ -1,12 +1,15 @@
 package io.kvpager.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.spi.DeviceFactory;
+import io.kvpager.worker.RankWorkerOptions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,6 +107,22 @@ class CommandLineTest {
         assertThat(run.exitCode()).isEqualTo(2);
         assertThat(run.err().strip()).doesNotContain("\n")
                 .contains("--layers is required (or layers in the --config file, $KVPAGER_LAYERS, -Dkvpager.layers)");
+    }
+
+    /** The command line takes exactly the names and device kinds a coordinator and a worker take, in the same words. */
+    @ParameterizedTest
+    @ValueSource(strings = {"worker", "coordinator"})
+    void anInstanceNameOrDeviceIsRefusedInTheWordsOfTheOptions(String command) {
+        String refused = catchThrowable(() -> new KvCacheOptions().setInstance("a.b")).getMessage();
+        Run run = run(command, "--instance", "a.b", "--tp", "1", "--cluster-name", "test");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains(refused);
+        String longest = "n".repeat(64);
+        assertThat(new InstanceName().convert(longest)).isEqualTo(new RankWorkerOptions().setInstance(longest).getInstance());
+        Run device = run("worker", "--instance", "llama", "--tp", "0", "--device", "tpu", "--cluster-name", "test");
+        assertThat(device.exitCode()).isEqualTo(2);
+        assertThat(device.err()).contains(catchThrowable(() -> new RankWorkerOptions().setDevice("tpu")).getMessage()
+                .replace("device", "--device"));
     }
 
     @Test

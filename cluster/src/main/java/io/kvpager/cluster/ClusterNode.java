@@ -7,8 +7,8 @@ import com.hazelcast.topic.MessageListener;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.impl.membership.ClusterMembership;
-import io.kvpager.impl.worker.RankWorkers;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * <pre>{@code
  * ClusterNode node = ClusterNode.start(new ClusterNodeOptions().setClusterName("llama-prod")
  *         .setMembers(List.of("10.0.0.5:5701"))).await();
- * node.deployWorker(new WorkerConfig("llama", 0, 1, "cuda", 1));
+ * node.deployWorker(new RankWorkerOptions().setInstance("llama").setPp(0).setTp(1).setDevice("cuda").setGpu(1));
  * }</pre>
  *
  * <p>The node never enables Vert.x HA: kvpager's membership notices take the cluster manager's one
@@ -174,12 +174,14 @@ public final class ClusterNode {
     }
 
     /**
-     * Deploys a rank worker on this node (see {@link RankWorkers#deploy}) and lists it in the
+     * Deploys a rank worker on this node (see {@link RankWorker#deploy}) and lists it in the
      * {@link ClusterDirectory}, tied to this node.
      */
-    public Future<String> deployWorker(WorkerConfig config) {
-        return RankWorkers.deploy(vertx, config)
-                .compose(id -> directory().registerWorker(config.instance(), config.pp(), config.tp()).map(id));
+    public Future<RankWorker> deployWorker(RankWorkerOptions options) {
+        return RankWorker.deploy(vertx, options).compose(worker -> {
+            RankWorkerOptions deployed = worker.options();
+            return directory().registerWorker(deployed.getInstance(), deployed.getPp(), deployed.getTp()).map(worker);
+        });
     }
 
     /**

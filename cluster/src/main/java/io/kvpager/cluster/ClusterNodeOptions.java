@@ -1,5 +1,7 @@
 package io.kvpager.cluster;
 
+import io.kvpager.impl.options.OptionReader;
+import io.kvpager.impl.options.OptionRules;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -7,8 +9,6 @@ import io.vertx.core.json.JsonObject;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * How a clustered kvpager node joins its cluster: the cluster's name, the address it binds (its
@@ -32,8 +32,7 @@ public class ClusterNodeOptions {
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_MEMBER_PORT = 5701;
 
-    private static final Pattern CLUSTER_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
-    private static final Set<String> KEYS = Set.of("clusterName", "host", "port", "memberPort", "members", "config",
+    private static final List<String> KEYS = List.of("clusterName", "host", "port", "memberPort", "members", "config",
             "keyStore", "keyStorePassword", "trustStore", "trustStorePassword");
 
     private String clusterName = DEFAULT_CLUSTER_NAME;
@@ -60,23 +59,20 @@ public class ClusterNodeOptions {
      * @throws IllegalArgumentException for an unknown key or a bad value, naming it
      */
     public ClusterNodeOptions(JsonObject json) {
+        OptionReader.knownKeys(json, KEYS, "cluster option");
         for (String key : json.fieldNames()) {
-            if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException("cluster options: unknown key '" + key + "'; known keys: "
-                        + String.join(", ", KEYS.stream().sorted().toList()));
-            }
             Object value = json.getValue(key);
             switch (key) {
-                case "clusterName" -> setClusterName(string(key, value));
-                case "host" -> setHost(string(key, value));
-                case "port" -> setPort(integer(key, value));
-                case "memberPort" -> setMemberPort(integer(key, value));
-                case "members" -> setMembers(strings(key, value));
-                case "config" -> setConfig(string(key, value));
-                case "keyStore" -> setKeyStore(string(key, value));
-                case "keyStorePassword" -> setKeyStorePassword(string(key, value));
-                case "trustStore" -> setTrustStore(string(key, value));
-                case "trustStorePassword" -> setTrustStorePassword(string(key, value));
+                case "clusterName" -> setClusterName(OptionReader.string(key, value));
+                case "host" -> setHost(OptionReader.string(key, value));
+                case "port" -> setPort(OptionReader.integer(key, value));
+                case "memberPort" -> setMemberPort(OptionReader.integer(key, value));
+                case "members" -> setMembers(OptionReader.strings(key, value));
+                case "config" -> setConfig(OptionReader.string(key, value));
+                case "keyStore" -> setKeyStore(OptionReader.string(key, value));
+                case "keyStorePassword" -> setKeyStorePassword(OptionReader.string(key, value));
+                case "trustStore" -> setTrustStore(OptionReader.string(key, value));
+                case "trustStorePassword" -> setTrustStorePassword(OptionReader.string(key, value));
                 default -> throw new IllegalStateException(key);
             }
         }
@@ -120,11 +116,7 @@ public class ClusterNodeOptions {
      * deployment its own, so that unrelated deployments on one network never join.
      */
     public ClusterNodeOptions setClusterName(String clusterName) {
-        if (clusterName == null || !CLUSTER_NAME.matcher(clusterName).matches()) {
-            throw new IllegalArgumentException("clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got "
-                    + (clusterName == null ? "null" : "'" + clusterName + "'"));
-        }
-        this.clusterName = clusterName;
+        this.clusterName = OptionRules.clusterName("clusterName", clusterName);
         return this;
     }
 
@@ -144,10 +136,7 @@ public class ClusterNodeOptions {
 
     /** The event bus's port; 0 for any free one. */
     public ClusterNodeOptions setPort(int port) {
-        if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("port must be 0..65535 (0 for any free port), got " + port);
-        }
-        this.port = port;
+        this.port = OptionRules.inRange("port", port, 0, 65535);
         return this;
     }
 
@@ -157,10 +146,7 @@ public class ClusterNodeOptions {
 
     /** The Hazelcast member's first port; the member takes the first free one from there up. */
     public ClusterNodeOptions setMemberPort(int memberPort) {
-        if (memberPort < 1 || memberPort > 65535) {
-            throw new IllegalArgumentException("memberPort must be 1..65535, got " + memberPort);
-        }
-        this.memberPort = memberPort;
+        this.memberPort = OptionRules.inRange("memberPort", memberPort, 1, 65535);
         return this;
     }
 
@@ -189,7 +175,7 @@ public class ClusterNodeOptions {
 
     /** A Hazelcast XML config file to use instead of the packaged {@code config/cluster.xml}; {@code null} for that one. */
     public ClusterNodeOptions setConfig(String config) {
-        this.config = blankIsNull("config", config);
+        this.config = OptionRules.notBlank("config", config);
         return this;
     }
 
@@ -202,7 +188,7 @@ public class ClusterNodeOptions {
      * TLS on for the event bus, with client certificates required both ways.
      */
     public ClusterNodeOptions setKeyStore(String keyStore) {
-        this.keyStore = blankIsNull("keyStore", keyStore);
+        this.keyStore = OptionRules.notBlank("keyStore", keyStore);
         return this;
     }
 
@@ -221,7 +207,7 @@ public class ClusterNodeOptions {
 
     /** The certificates this node trusts; the key store's own certificate when unset. */
     public ClusterNodeOptions setTrustStore(String trustStore) {
-        this.trustStore = blankIsNull("trustStore", trustStore);
+        this.trustStore = OptionRules.notBlank("trustStore", trustStore);
         return this;
     }
 
@@ -288,41 +274,9 @@ public class ClusterNodeOptions {
         return value;
     }
 
-    private static String blankIsNull(String field, String value) {
-        if (value != null && value.isBlank()) {
-            throw new IllegalArgumentException(field + " must not be blank; leave it unset instead");
-        }
-        return value;
-    }
-
     private static void putIfSet(JsonObject json, String key, String value) {
         if (value != null) {
             json.put(key, value);
         }
-    }
-
-    private static String string(String key, Object value) {
-        if (!(value instanceof String s)) {
-            throw new IllegalArgumentException(key + " must be a string, got " + value);
-        }
-        return s;
-    }
-
-    private static int integer(String key, Object value) {
-        if (!(value instanceof Integer || value instanceof Long) || ((Number) value).longValue() != ((Number) value).intValue()) {
-            throw new IllegalArgumentException(key + " must be an integer, got " + value);
-        }
-        return ((Number) value).intValue();
-    }
-
-    private static List<String> strings(String key, Object value) {
-        if (!(value instanceof JsonArray array)) {
-            throw new IllegalArgumentException(key + " must be a list of strings, got " + value);
-        }
-        List<String> out = new ArrayList<>(array.size());
-        for (Object item : array) {
-            out.add(string(key, item));
-        }
-        return out;
     }
 }

@@ -1,5 +1,7 @@
 package io.kvpager.cluster;
 
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -12,6 +14,7 @@ import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 class ClusterNodeOptionsTest {
@@ -40,20 +43,21 @@ class ClusterNodeOptionsTest {
 
     static Stream<Arguments> badJson() {
         return Stream.of(
-                arguments(new JsonObject().put("clusterNmae", "x"), "unknown key 'clusterNmae'"),
-                arguments(new JsonObject().put("clusterName", "has space"), "clusterName must be 1 to 64"),
-                arguments(new JsonObject().put("clusterName", ""), "clusterName must be 1 to 64"),
+                arguments(new JsonObject().put("clusterNmae", "x"), "unknown cluster option 'clusterNmae'; known cluster options: clusterName, host, port, memberPort, members, config, "
+                        + "keyStore, keyStorePassword, trustStore, trustStorePassword"),
+                arguments(new JsonObject().put("clusterName", "has space"), "clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got 'has space'"),
+                arguments(new JsonObject().put("clusterName", ""), "clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got ''"),
                 arguments(new JsonObject().put("host", "localhost"), "host must be an IP address such as 127.0.0.1, got 'localhost'"),
-                arguments(new JsonObject().put("host", 7), "host must be a string"),
-                arguments(new JsonObject().put("port", 65536), "port must be 0..65535"),
-                arguments(new JsonObject().put("port", -1), "port must be 0..65535"),
-                arguments(new JsonObject().put("port", "80"), "port must be an integer"),
-                arguments(new JsonObject().put("memberPort", 0), "memberPort must be 1..65535"),
+                arguments(new JsonObject().put("host", 7), "host must be a string, got 7 (Integer)"),
+                arguments(new JsonObject().put("port", 65536), "port must be in 0..65535, got 65536"),
+                arguments(new JsonObject().put("port", -1), "port must be in 0..65535, got -1"),
+                arguments(new JsonObject().put("port", "80"), "port must be an integer, got \"80\" (String)"),
+                arguments(new JsonObject().put("memberPort", 0), "memberPort must be in 1..65535, got 0"),
                 arguments(new JsonObject().put("members", new JsonArray()), "members must list at least one"),
                 arguments(new JsonObject().put("members", new JsonArray().add("db.local:5701")), "members must be an IP address"),
                 arguments(new JsonObject().put("members", new JsonArray().add("10.0.0.1:x")), "has a port that is not a number"),
                 arguments(new JsonObject().put("members", new JsonArray().add("10.0.0.1:70000")), "has a port outside 1..65535"),
-                arguments(new JsonObject().put("members", "10.0.0.1"), "members must be a list of strings"),
+                arguments(new JsonObject().put("members", "10.0.0.1"), "members must be a list of strings, got \"10.0.0.1\" (String)"),
                 arguments(new JsonObject().put("keyStore", " "), "keyStore must not be blank"));
     }
 
@@ -68,6 +72,17 @@ class ClusterNodeOptionsTest {
         ClusterNodeOptions options = new ClusterNodeOptions().setHost("10.0.0.7");
         assertThatThrownBy(() -> options.setHost("not-an-ip")).isInstanceOf(IllegalArgumentException.class);
         assertThat(options.getHost()).isEqualTo("10.0.0.7");
+    }
+
+    @Test
+    void refusesInTheWordsOfEveryOtherOptionSource() {
+        String cache = catchThrowable(() -> new KvCacheOptions(new JsonObject().put("sendTimeoutMs", "80"))).getMessage();
+        String worker = catchThrowable(() -> new RankWorkerOptions(new JsonObject().put("sendTimeoutMs", "80"))).getMessage();
+        String node = catchThrowable(() -> new ClusterNodeOptions(new JsonObject().put("port", "80"))).getMessage();
+        assertThat(node).isEqualTo(cache.replace("sendTimeoutMs", "port")).isEqualTo(worker.replace("sendTimeoutMs", "port"));
+        String cacheRange = catchThrowable(() -> new RankWorkerOptions().setLeaseGraceMs(-1L)).getMessage();
+        assertThat(catchThrowable(() -> new ClusterNodeOptions().setPort(-1)).getMessage())
+                .isEqualTo(cacheRange.replace("leaseGraceMs", "port").replace("3600000", "65535"));
     }
 
     @Test

@@ -11,7 +11,8 @@ import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.membership.ClusterMembership;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
@@ -161,7 +162,7 @@ class ClusteredCacheTest {
 
     private static JsonObject worker(int tp, JsonArray faults) {
         JsonObject sim = new JsonObject().put("gpuKey", INSTANCE).put("capacityBytes", 1L << 30).put("faults", faults);
-        return new WorkerConfig(INSTANCE, 0, tp, "sim", tp, sim, SEND_TIMEOUT_MS).toJson();
+        return new RankWorkerOptions().setInstance(INSTANCE).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(SEND_TIMEOUT_MS).toJson();
     }
 
     private static KvCacheOptions options() {
@@ -183,7 +184,7 @@ class ClusteredCacheTest {
     }
 
     private Future<JsonObject> request(int tp, String action, JsonObject body) {
-        return here.vertx().eventBus().<JsonObject>request(WorkerConfig.address(INSTANCE, 0, tp), body,
+        return here.vertx().eventBus().<JsonObject>request(RankWorker.address(INSTANCE, 0, tp), body,
                 new DeliveryOptions().addHeader("action", action).setSendTimeout(10_000)).map(m -> m.body());
     }
 

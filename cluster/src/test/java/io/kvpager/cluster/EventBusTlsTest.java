@@ -4,7 +4,8 @@ import io.kvpager.Allocation;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
@@ -79,7 +80,7 @@ class EventBusTlsTest {
         assertThat(coordinator.clusterName()).startsWith(name + "-").isEqualTo(worker.clusterName());
         assertThat(coordinator.members()).isEqualTo(2);
 
-        await(worker.deployWorker(new WorkerConfig("tls", 0, 0, "sim", 0, new JsonObject().put("gpuKey", "tls"), null)));
+        await(worker.deployWorker(new RankWorkerOptions().setInstance("tls").setPp(0).setTp(0).setSim(new JsonObject().put("gpuKey", "tls"))));
         KvCache cache = await(KvCache.deploy(coordinator.vertx(), new KvCacheOptions().setInstance("tls").setTp(1).setLayers(2)
                 .setBlockBytes(64 << 10).setPages(8).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
                 .setSendTimeoutMs(30_000).setLocalWorkers(false)));
@@ -118,7 +119,7 @@ class EventBusTlsTest {
         JsonObject map = new JsonObject().put("pp", 0).put("tp", 0).put("group", 0).put("pages", new JsonArray().add(5))
                 .put("requestId", "from-" + node.nodeId()).put("owner", node.nodeId() + "#1");
         try {
-            node.vertx().eventBus().request(WorkerConfig.address("tls", 0, 0), map,
+            node.vertx().eventBus().request(RankWorker.address("tls", 0, 0), map,
                     new DeliveryOptions().addHeader("action", "map").setSendTimeout(timeoutMs)).await(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             return e;
@@ -136,7 +137,7 @@ class EventBusTlsTest {
     }
 
     private static long mappedPages(ClusterNode node) {
-        JsonObject stats = await(node.vertx().eventBus().<JsonObject>request(WorkerConfig.address("tls", 0, 0), new JsonObject(),
+        JsonObject stats = await(node.vertx().eventBus().<JsonObject>request(RankWorker.address("tls", 0, 0), new JsonObject(),
                 new DeliveryOptions().addHeader("action", "stats").setSendTimeout(10_000)).map(m -> m.body()));
         return stats.getJsonObject("groups").getJsonObject("0").getLong("mappedPages");
     }

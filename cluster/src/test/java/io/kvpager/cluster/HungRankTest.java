@@ -1,9 +1,10 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.CacheState;
 import io.kvpager.MissReason;
 import io.kvpager.cache.CacheStats;
-import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
@@ -78,7 +79,7 @@ class HungRankTest {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             CacheStats stats = await(cache.stats());
             assertThat(stats.pool().quarantinedPages()).isZero();
-            assertThat(stats.state()).isEqualTo(CacheStats.READY);
+            assertThat(stats.state()).isEqualTo(CacheState.READY);
             assertThat(stats.ranks()).allSatisfy(r -> assertThat(r.mappedPages()).as(r.rank()).isEqualTo(stats.pool().mappedPages()));
         });
         assertThat(mappedOn(0)).isEqualTo(1);

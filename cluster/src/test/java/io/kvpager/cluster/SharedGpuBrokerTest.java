@@ -10,7 +10,7 @@ import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.impl.broker.GpuShares;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
@@ -176,7 +176,7 @@ class SharedGpuBrokerTest {
 
     private static JsonObject worker(String instance) {
         JsonObject sim = new JsonObject().put("gpuKey", "shared").put("capacityBytes", GPU_BYTES);
-        return new WorkerConfig(instance, 0, 0, "sim", 0, sim, null).toJson();
+        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(0).setGpu(0).setSim(sim).toJson();
     }
 
     private static KvCacheOptions options(String instance) {

@@ -1,6 +1,7 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
+import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
@@ -89,7 +90,7 @@ class WorkerStopTest {
         assertThat(stopping.up()).isFalse();
         assertThat(stopping.failure().code()).as(stopping.failure().toString()).isEqualTo(FailureCode.STOPPING);
         assertThat(stopping.failure().message()).contains("pp0/tp1");
-        assertThat(during.state()).isEqualTo(CacheStats.DEGRADED);
+        assertThat(during.state()).isEqualTo(CacheState.DEGRADED);
         assertThat(during.reason()).contains("pp0/tp1 STOPPING (503)");
         Allocation slowOne = await(slow);
         assertThat(slowOne.isMiss() ? slowOne.detail() : "").doesNotContain("TIMEOUT");
@@ -118,7 +119,7 @@ class WorkerStopTest {
 
         // the ledger, the surviving rank and its device agree; the stopped rank is down, by name
         CacheStats after = await(cache.stats());
-        assertThat(after.state()).isEqualTo(CacheStats.DEGRADED);
+        assertThat(after.state()).isEqualTo(CacheState.DEGRADED);
         assertThat(after.rank("pp0/tp1").failure().code()).isEqualTo(FailureCode.NO_RANK);
         assertThat(after.rank("pp0/tp0").mappedPages()).isEqualTo(after.pool().mappedPages()).isEqualTo(mappedOn(0));
         RemoteRanks.invariantsHold(cache);

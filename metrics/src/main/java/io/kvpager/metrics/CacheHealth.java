@@ -1,5 +1,6 @@
 package io.kvpager.metrics;
 
+import io.kvpager.cache.CacheState;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.RankStats;
 import java.util.ArrayList;
@@ -10,7 +11,7 @@ import java.util.Objects;
  * A cache's health in three states, for probes and dashboards: {@link State#READY} only when the
  * cache says {@code ready} and every rank answers; {@link State#FAILED} when it failed or closed,
  * or did not answer; {@link State#DEGRADED} for anything else (a rank down, starting, a refill
- * that keeps failing, or a state this version does not know), with the reason.
+ * that keeps failing), with the reason.
  *
  * @param state the health
  * @param reason why it is not ready, or {@code null} when it is
@@ -32,15 +33,15 @@ public record CacheHealth(State state, String reason) {
                 down.add(rank.failure() != null ? rank.failure().toString() : rank.rank() + " is down");
             }
         }
-        String state = stats.state();
-        if ("failed".equals(state) || "closed".equals(state)) {
+        CacheState state = stats.state();
+        if (state == CacheState.FAILED || state == CacheState.CLOSED) {
             return new CacheHealth(State.FAILED, stats.startFailure() != null ? stats.startFailure() : "the cache is " + state);
         }
-        if ("ready".equals(state) && down.isEmpty()) {
+        if (state == CacheState.READY && down.isEmpty()) {
             return new CacheHealth(State.READY, null);
         }
         List<String> reasons = new ArrayList<>();
-        if (!"ready".equals(state)) {
+        if (state != CacheState.READY) {
             reasons.add("the cache is " + state);
         }
         reasons.addAll(down);

@@ -2,6 +2,7 @@ package io.kvpager.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.PoolStats;
@@ -20,7 +21,7 @@ class CacheHealthTest {
             new RankFailure("pp0/tp1", FailureCode.NO_RANK, "its node left the cluster"), "", 0, 0, 0, 0, 0, 0);
 
     private static CacheStats stats(String state, String startFailure, String refillFailure, RankStats... ranks) {
-        return new CacheStats("h", 0, List.of(0), ranks.length, state, startFailure, refillFailure, POOL, List.of(ranks));
+        return new CacheStats("h", 0, List.of(0), ranks.length, CacheState.ofJsonName(state), startFailure, refillFailure, POOL, List.of(ranks));
     }
 
     @Test

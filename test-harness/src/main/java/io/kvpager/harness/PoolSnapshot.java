@@ -3,6 +3,7 @@ package io.kvpager.harness;
 import io.kvpager.Geometry;
 import io.kvpager.cache.KvCache;
 import io.kvpager.core.LedgerStats;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
@@ -64,7 +65,7 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
      */
     public static Future<PoolSnapshot> atRest(Vertx vertx, KvCache cache, SimRanks ranks, Duration bound) {
         Promise<PoolSnapshot> promise = Promise.promise();
-        attempt(vertx, new CoordinatorView(cache), cache, ranks, System.nanoTime() + bound.toNanos(), promise);
+        attempt(vertx, CoordinatorView.of(cache), cache, ranks, System.nanoTime() + bound.toNanos(), promise);
         return promise.future();
     }
 

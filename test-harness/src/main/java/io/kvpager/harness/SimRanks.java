@@ -1,11 +1,11 @@
 package io.kvpager.harness;
 
-import io.kvpager.impl.worker.RankWorkers;
-import io.kvpager.impl.worker.WorkerConfig;
 import io.kvpager.sim.FaultPlan;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -69,7 +69,7 @@ public final class SimRanks {
 
     /** The worker's event-bus address. */
     public String address(int tp) {
-        return WorkerConfig.address(instance, 0, tp);
+        return RankWorker.address(instance, 0, tp);
     }
 
     /** Whether rank {@code tp}'s worker is deployed now. */
@@ -92,10 +92,10 @@ public final class SimRanks {
         if (deployed(tp)) {
             return Future.succeededFuture();
         }
-        WorkerConfig config = new WorkerConfig(instance, 0, tp, "sim", tp, sim, null);
-        return RankWorkers.deploy(vertx, config).map(id -> {
+        RankWorkerOptions options = new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(tp).setSim(sim);
+        return RankWorker.deploy(vertx, options).map(worker -> {
             synchronized (this) {
-                deployments[tp] = id;
+                deployments[tp] = worker.deploymentId();
             }
             return null;
         });

@@ -4,6 +4,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A snapshot of one cache: the pool's figures from the coordinator and each rank's from its
@@ -13,9 +14,8 @@ import java.util.List;
  * @param group the pool's group
  * @param stages the pp stages the pool spans
  * @param tp ranks per stage
- * @param state {@code starting}, {@code ready}, {@code degraded} (started, but a rank is down or
- *     the background refill keeps failing: allocations may miss), {@code failed} or {@code closed};
- *     anything but {@code ready} is not ready
+ * @param state where the cache is (see {@link CacheState}); anything but {@link CacheState#READY} is
+ *     not ready
  * @param reason why the state is not {@code ready}, in one line; {@code null} when it is ready
  * @param startFailure why the start failed, or {@code null}
  * @param refillFailure the last background refill or release failure since the last success, or {@code null}
@@ -24,29 +24,24 @@ import java.util.List;
  * @param gpus the GPUs the pool's ranks run on, as their memory brokers count them; empty when no
  *     worker named its GPU
  */
-public record CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String reason,
+public record CacheStats(String instance, int group, List<Integer> stages, int tp, CacheState state, String reason,
                          String startFailure, String refillFailure, PoolStats pool, List<RankStats> ranks, List<GpuStats> gpus) {
 
-    public static final String STARTING = "starting";
-    public static final String READY = "ready";
-    public static final String DEGRADED = "degraded";
-    public static final String FAILED = "failed";
-    public static final String CLOSED = "closed";
-
     public CacheStats {
+        Objects.requireNonNull(state, "state");
         stages = List.copyOf(stages);
         ranks = List.copyOf(ranks);
         gpus = List.copyOf(gpus);
     }
 
     /** A snapshot whose state needs no reason given. */
-    public CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String startFailure,
+    public CacheStats(String instance, int group, List<Integer> stages, int tp, CacheState state, String startFailure,
                       String refillFailure, PoolStats pool, List<RankStats> ranks, List<GpuStats> gpus) {
         this(instance, group, stages, tp, state, null, startFailure, refillFailure, pool, ranks, gpus);
     }
 
     /** A snapshot without GPU figures. */
-    public CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String startFailure,
+    public CacheStats(String instance, int group, List<Integer> stages, int tp, CacheState state, String startFailure,
                       String refillFailure, PoolStats pool, List<RankStats> ranks) {
         this(instance, group, stages, tp, state, startFailure, refillFailure, pool, ranks, List.of());
     }
@@ -77,7 +72,7 @@ public record CacheStats(String instance, int group, List<Integer> stages, int t
             rankJson.add(r.toJson());
         }
         JsonObject json = new JsonObject().put("instance", instance).put("group", group)
-                .put("stages", new JsonArray(new java.util.ArrayList<>(stages))).put("tp", tp).put("state", state);
+                .put("stages", new JsonArray(new java.util.ArrayList<>(stages))).put("tp", tp).put("state", state.jsonName());
         if (reason != null) {
             json.put("reason", reason);
         }

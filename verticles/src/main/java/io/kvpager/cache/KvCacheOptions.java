@@ -3,6 +3,8 @@ package io.kvpager.cache;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.impl.options.OptionField;
+import io.kvpager.impl.options.OptionReader;
+import io.kvpager.impl.options.OptionRules;
 import io.kvpager.impl.options.OptionSources;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.Future;
@@ -43,9 +45,8 @@ public class KvCacheOptions {
     public static final long DEFAULT_REFILL_INTERVAL_MS = 10;
     public static final String DEFAULT_DEVICE = "sim";
 
-    private static final Pattern INSTANCE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     private static final Pattern RANK_NAME = Pattern.compile("pp(\\d+)/tp(\\d+)");
-    private static final Set<String> DEVICES = Set.of("sim", "cuda");
+    private static final List<String> HANDLE_POOL_KEYS = List.of("prefillPages", "boundPages");
 
     private String instance;
     private int tp = 1;
@@ -72,6 +73,7 @@ public class KvCacheOptions {
     private String device = DEFAULT_DEVICE;
     private JsonObject gpus = new JsonObject();
     private JsonObject sim = new JsonObject();
+    private JsonObject handlePool;
 
     public KvCacheOptions() {
     }
@@ -93,6 +95,7 @@ public class KvCacheOptions {
                 switch (field) {
                     case STAGES -> stages = null;
                     case MEMORY_LIMIT_BYTES -> memoryLimitBytes = null;
+                    case HANDLE_POOL -> handlePool = null;
                     default -> throw new IllegalArgumentException(key + " must not be null");
                 }
                 continue;
@@ -123,6 +126,7 @@ public class KvCacheOptions {
                 case DEVICE -> setDevice(field.string(value));
                 case GPUS -> setGpus(field.object(value));
                 case SIM -> setSim(field.object(value));
+                case HANDLE_POOL -> setHandlePool(field.object(value));
             }
         }
     }
@@ -181,6 +185,9 @@ public class KvCacheOptions {
                 .put(OptionField.DEVICE.key(), device)
                 .put(OptionField.GPUS.key(), gpus.copy())
                 .put(OptionField.SIM.key(), sim.copy());
+        if (handlePool != null) {
+            json.put(OptionField.HANDLE_POOL.key(), handlePool.copy());
+        }
         return json;
     }
 
@@ -217,6 +224,10 @@ public class KvCacheOptions {
         if (reserveHigh > geometry.pages()) {
             throw new IllegalArgumentException("reserveHigh (" + reserveHigh + ") must not exceed pages (" + geometry.pages() + ")");
         }
+        if (handlePool != null && handlePool.getInteger("boundPages", 0) > geometry.pages()) {
+            throw new IllegalArgumentException("handlePool.boundPages (" + handlePool.getInteger("boundPages")
+                    + ") must not exceed pages (" + geometry.pages() + ")");
+        }
         if (tensorsPollMs > tensorsDeadlineMs) {
             throw new IllegalArgumentException("tensorsPollMs (" + tensorsPollMs + ") must not exceed tensorsDeadlineMs ("
                     + tensorsDeadlineMs + ")");
@@ -251,11 +262,7 @@ public class KvCacheOptions {
 
     /** The cache's name; part of every event-bus address, so letters, digits, '-' and '_' only. */
     public KvCacheOptions setInstance(String instance) {
-        if (instance == null || !INSTANCE_NAME.matcher(instance).matches()) {
-            throw new IllegalArgumentException("instance must be 1 to 64 letters, digits, '-' or '_' (it is part of "
-                    + "event-bus addresses), got " + (instance == null ? "null" : "'" + instance + "'"));
-        }
-        this.instance = instance;
+        this.instance = OptionRules.instanceName("instance", instance);
         return this;
     }
 
@@ -265,7 +272,7 @@ public class KvCacheOptions {
 
     /** Tensor-parallel size: every page is mapped on this many ranks of each stage. */
     public KvCacheOptions setTp(int tp) {
-        this.tp = atLeast("tp", tp, 1);
+        this.tp = OptionRules.atLeast("tp", tp, 1);
         return this;
     }
 
@@ -275,7 +282,7 @@ public class KvCacheOptions {
 
     /** Pipeline-parallel size of the model. */
     public KvCacheOptions setPp(int pp) {
-        this.pp = atLeast("pp", pp, 1);
+        this.pp = OptionRules.atLeast("pp", pp, 1);
         return this;
     }
 
@@ -319,7 +326,7 @@ public class KvCacheOptions {
 
     /** The KV group (full attention, sliding window, ...) this cache's pool holds. */
     public KvCacheOptions setGroup(int group) {
-        this.group = atLeast("group", group, 0);
+        this.group = OptionRules.atLeast("group", group, 0);
         return this;
     }
 
@@ -328,7 +335,7 @@ public class KvCacheOptions {
     }
 
     public KvCacheOptions setLayers(int layers) {
-        this.layers = atLeast("layers", layers, 1);
+        this.layers = OptionRules.atLeast("layers", layers, 1);
         return this;
     }
 
@@ -338,7 +345,7 @@ public class KvCacheOptions {
 
     /** 2 for separate K and V buffers, 1 for MLA. */
     public KvCacheOptions setKvBuffers(int kvBuffers) {
-        this.kvBuffers = atLeast("kvBuffers", kvBuffers, 1);
+        this.kvBuffers = OptionRules.atLeast("kvBuffers", kvBuffers, 1);
         return this;
     }
 
@@ -348,7 +355,7 @@ public class KvCacheOptions {
 
     /** Bytes of one block of one layer and buffer. */
     public KvCacheOptions setBlockBytes(long blockBytes) {
-        this.blockBytes = atLeast("blockBytes", blockBytes, 1);
+        this.blockBytes = OptionRules.atLeast("blockBytes", blockBytes, 1);
         return this;
     }
 
@@ -358,7 +365,7 @@ public class KvCacheOptions {
 
     /** Bytes of one page of one layer and buffer; a multiple of the driver granularity (2 MiB). */
     public KvCacheOptions setPageBytes(long pageBytes) {
-        this.pageBytes = atLeast("pageBytes", pageBytes, 1);
+        this.pageBytes = OptionRules.atLeast("pageBytes", pageBytes, 1);
         return this;
     }
 
@@ -368,7 +375,7 @@ public class KvCacheOptions {
 
     /** Virtual page ids of the pool. */
     public KvCacheOptions setPages(int pages) {
-        this.pages = atLeast("pages", pages, 1);
+        this.pages = OptionRules.atLeast("pages", pages, 1);
         return this;
     }
 
@@ -400,7 +407,7 @@ public class KvCacheOptions {
 
     /** How long the coordinator waits for one rank's answer before failing it as a timeout. */
     public KvCacheOptions setSendTimeoutMs(long sendTimeoutMs) {
-        this.sendTimeoutMs = atLeast("sendTimeoutMs", sendTimeoutMs, 1);
+        this.sendTimeoutMs = OptionRules.atLeast("sendTimeoutMs", sendTimeoutMs, 1);
         return this;
     }
 
@@ -410,7 +417,7 @@ public class KvCacheOptions {
 
     /** Wall-clock time the start may take until every rank has created its tensors. */
     public KvCacheOptions setTensorsDeadlineMs(long tensorsDeadlineMs) {
-        this.tensorsDeadlineMs = atLeast("tensorsDeadlineMs", tensorsDeadlineMs, 1);
+        this.tensorsDeadlineMs = OptionRules.atLeast("tensorsDeadlineMs", tensorsDeadlineMs, 1);
         return this;
     }
 
@@ -420,7 +427,7 @@ public class KvCacheOptions {
 
     /** Period of the timer that asks the ranks whether their tensors exist. */
     public KvCacheOptions setTensorsPollMs(long tensorsPollMs) {
-        this.tensorsPollMs = atLeast("tensorsPollMs", tensorsPollMs, 1);
+        this.tensorsPollMs = OptionRules.atLeast("tensorsPollMs", tensorsPollMs, 1);
         return this;
     }
 
@@ -430,7 +437,7 @@ public class KvCacheOptions {
 
     /** The reserve of mapped idle pages is refilled when it falls below this many pages. */
     public KvCacheOptions setReserveLow(int reserveLow) {
-        this.reserveLow = atLeast("reserveLow", reserveLow, 0);
+        this.reserveLow = OptionRules.atLeast("reserveLow", reserveLow, 0);
         return this;
     }
 
@@ -440,7 +447,7 @@ public class KvCacheOptions {
 
     /** A refill maps the reserve up to this many pages; idle pages above it are unmapped. */
     public KvCacheOptions setReserveHigh(int reserveHigh) {
-        this.reserveHigh = atLeast("reserveHigh", reserveHigh, 0);
+        this.reserveHigh = OptionRules.atLeast("reserveHigh", reserveHigh, 0);
         return this;
     }
 
@@ -460,7 +467,7 @@ public class KvCacheOptions {
 
     /** Period of the background task that refills the reserve and releases reclaimed pages. */
     public KvCacheOptions setRefillIntervalMs(long refillIntervalMs) {
-        this.refillIntervalMs = atLeast("refillIntervalMs", refillIntervalMs, 1);
+        this.refillIntervalMs = OptionRules.atLeast("refillIntervalMs", refillIntervalMs, 1);
         return this;
     }
 
@@ -471,10 +478,7 @@ public class KvCacheOptions {
 
     /** The pool's memory limit per rank in bytes at start, or {@code null} for none. */
     public KvCacheOptions setMemoryLimitBytes(Long memoryLimitBytes) {
-        if (memoryLimitBytes != null && memoryLimitBytes < 0) {
-            throw new IllegalArgumentException("memoryLimitBytes must be >= 0 (or unset for no limit), got " + memoryLimitBytes);
-        }
-        this.memoryLimitBytes = memoryLimitBytes;
+        this.memoryLimitBytes = memoryLimitBytes == null ? null : OptionRules.atLeast("memoryLimitBytes", memoryLimitBytes, 0L);
         return this;
     }
 
@@ -508,10 +512,7 @@ public class KvCacheOptions {
 
     /** The device kind of local workers: {@code sim} or {@code cuda}. */
     public KvCacheOptions setDevice(String device) {
-        if (device == null || !DEVICES.contains(device)) {
-            throw new IllegalArgumentException("device must be 'sim' or 'cuda', got " + (device == null ? "null" : "'" + device + "'"));
-        }
-        this.device = device;
+        this.device = OptionRules.deviceKind("device", device);
         return this;
     }
 
@@ -553,6 +554,44 @@ public class KvCacheOptions {
         return this;
     }
 
+    /** How ranks keep unmapped handles for reuse, or {@code null} for the workers' defaults (a copy). */
+    public JsonObject getHandlePool() {
+        return handlePool == null ? null : handlePool.copy();
+    }
+
+    /**
+     * How many page ids' worth of unmapped handles each rank keeps idle for this pool
+     * ({@code boundPages}) and creates idle with the tensors ({@code prefillPages}, at most the
+     * bound): {@code {"prefillPages": 0, "boundPages": 4}}; {@code null} for the workers' defaults
+     * (4 page ids for {@code PER_LAYER}, none for {@code PAGE_MAJOR}). Idle handles hold GPU memory
+     * and count as used.
+     */
+    public KvCacheOptions setHandlePool(JsonObject handlePool) {
+        if (handlePool == null) {
+            this.handlePool = null;
+            return this;
+        }
+        OptionReader.knownKeys(handlePool, HANDLE_POOL_KEYS, "handlePool option");
+        JsonObject checked = new JsonObject();
+        for (String key : HANDLE_POOL_KEYS) {
+            if (handlePool.containsKey(key)) {
+                String field = "handlePool." + key;
+                checked.put(key, OptionRules.atLeast(field, OptionReader.integer(field, handlePool.getValue(key)), 0));
+            }
+        }
+        if (checked.containsKey("prefillPages") && !checked.containsKey("boundPages")) {
+            throw new IllegalArgumentException("handlePool.prefillPages needs handlePool.boundPages: prefilled handles are idle "
+                    + "ones, which the bound must hold");
+        }
+        int bound = checked.getInteger("boundPages", 0);
+        if (checked.getInteger("prefillPages", 0) > bound) {
+            throw new IllegalArgumentException("handlePool.prefillPages (" + checked.getInteger("prefillPages")
+                    + ") must not exceed handlePool.boundPages (" + bound + "): prefilled handles are idle ones");
+        }
+        this.handlePool = checked;
+        return this;
+    }
+
     @Override
     public String toString() {
         return "KvCacheOptions" + toJson().encode();
@@ -564,19 +603,5 @@ public class KvCacheOptions {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("layout must be PAGE_MAJOR or PER_LAYER, got '" + name + "'");
         }
-    }
-
-    private static int atLeast(String field, int value, int min) {
-        if (value < min) {
-            throw new IllegalArgumentException(field + " must be >= " + min + ", got " + value);
-        }
-        return value;
-    }
-
-    private static long atLeast(String field, long value, long min) {
-        if (value < min) {
-            throw new IllegalArgumentException(field + " must be >= " + min + ", got " + value);
-        }
-        return value;
     }
 }

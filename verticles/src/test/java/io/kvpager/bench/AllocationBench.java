@@ -1,9 +1,9 @@
 package io.kvpager.bench;
 
-import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.coordinator.LocalKvCache;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.impl.coordinator.PoolRanks;
 import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankReply;
@@ -69,10 +69,10 @@ public final class AllocationBench {
 
     private static Future<ServingLoop> serve(Vertx vertx, long seed, int steps, int warmup) {
         return KvCache.deploy(vertx, options("bench-serve", true)).compose(cache -> {
-            LocalKvCache local = (LocalKvCache) cache;
-            Context context = local.verticle().context();
+            CoordinatorView view = CoordinatorView.of(cache);
+            Context context = view.context();
             BurstyTrace trace = new BurstyTrace(seed, 0.3, 3.0, 1.0 / 2_000, 1.0 / 100);
-            return on(context, () -> new ServingLoop(vertx, cache, local.verticle().coordinator().ledger(), trace, warmup)
+            return on(context, () -> new ServingLoop(vertx, cache, view.ledgerHere(), trace, warmup)
                     .run(steps, 1)).compose(loop -> agreed(vertx, cache, 100).compose(v -> cache.close()).map(loop));
         });
     }

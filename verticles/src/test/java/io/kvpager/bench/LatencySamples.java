@@ -2,25 +2,28 @@ package io.kvpager.bench;
 
 import java.util.Arrays;
 
-/** Latencies in nanoseconds, kept whole so that percentiles are exact. */
-final class LatencySamples {
+/**
+ * Latencies in nanoseconds, kept whole so that percentiles are exact. The one sample store of
+ * every benchmark here and in the cluster module's.
+ */
+public final class LatencySamples {
 
     private long[] samples = new long[1 << 16];
     private int size;
 
-    void add(long nanos) {
+    public void add(long nanos) {
         if (size == samples.length) {
             samples = Arrays.copyOf(samples, size * 2);
         }
         samples[size++] = nanos;
     }
 
-    int size() {
+    public int size() {
         return size;
     }
 
     /** The {@code p}-th percentile ({@code 0 < p <= 100}) in microseconds. */
-    double percentileMicros(double p) {
+    public double percentileMicros(double p) {
         if (size == 0) {
             return Double.NaN;
         }

@@ -62,7 +62,8 @@ class KvCacheOptionsTest {
                 .setLayout(Layout.PER_LAYER).setZeroPage(true).setSendTimeoutMs(500).setTensorsDeadlineMs(2_000)
                 .setTensorsPollMs(5).setReserveLow(2).setReserveHigh(6).setAdaptiveReserve(false).setRefillIntervalMs(3)
                 .setMemoryLimitBytes(1L << 30).setLazyStart(true).setLocalWorkers(true).setDevice("cuda")
-                .setGpus(new JsonObject().put("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true));
+                .setGpus(new JsonObject().put("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true))
+                .setHandlePool(new JsonObject().put("prefillPages", 1).put("boundPages", 2));
         KvCacheOptions back = new KvCacheOptions(o.toJson());
         assertThat(back.toJson()).isEqualTo(o.toJson());
         assertThat(back.gpuOf(1, 3)).isEqualTo(7);
@@ -76,7 +77,7 @@ class KvCacheOptionsTest {
             "{\"pp\": -1}|pp must be >= 1, got -1",
             "{\"group\": -2}|group must be >= 0, got -2",
             "{\"tp\": 1.5}|tp must be an integer, got 1.5",
-            "{\"tp\": \"4\"}|tp must be an integer, got '4'",
+            "{\"tp\": \"4\"}|tp must be an integer, got \"4\" (String)",
             "{\"instance\": \"a.b\"}|instance must be 1 to 64 letters",
             "{\"stages\": []}|stages must name at least one pp stage",
             "{\"stages\": [0, 0]}|stages lists stage 0 twice",
@@ -92,6 +93,12 @@ class KvCacheOptionsTest {
             "{\"sim\": 3}|sim must be a JSON object, got 3",
             "{\"tpp\": 4}|unknown option 'tpp'; known options: instance, tp, pp",
             "{\"tp\": null}|tp must not be null",
+            "{\"handlePool\": 4}|handlePool must be a JSON object, got 4 (Integer)",
+            "{\"handlePool\": {\"bound\": 4}}|unknown handlePool option 'bound'; known handlePool options: prefillPages, boundPages",
+            "{\"handlePool\": {\"boundPages\": -1}}|handlePool.boundPages must be >= 0, got -1",
+            "{\"handlePool\": {\"boundPages\": 1.5}}|handlePool.boundPages must be an integer, got 1.5 (Double)",
+            "{\"handlePool\": {\"prefillPages\": 1}}|handlePool.prefillPages needs handlePool.boundPages",
+            "{\"handlePool\": {\"prefillPages\": 3, \"boundPages\": 2}}|handlePool.prefillPages (3) must not exceed handlePool.boundPages (2)",
     })
     void badValuesAreRejectedNamingTheField(String json, String message) {
         assertThatThrownBy(() -> new KvCacheOptions(new JsonObject(json)))

@@ -3,11 +3,13 @@ package io.kvpager.cache;
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
-import io.kvpager.impl.coordinator.LocalKvCache;
+import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.worker.RankWorker;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
@@ -229,7 +231,7 @@ class KvCacheTest {
         KvCache cache = await(KvCache.deploy(vertx, options("kv-outside")));
         Allocation a = await(cache.alloc(3));
         assertThat(a.isMiss()).isFalse();
-        String coordinator = ((LocalKvCache) cache).verticle().context().deploymentID();
+        String coordinator = CoordinatorView.of(cache).context().deploymentID();
         List<String> workers = new ArrayList<>(vertx.deploymentIDs());
         workers.remove(coordinator);
         assertThat(workers).hasSize(4);
@@ -287,6 +289,19 @@ class KvCacheTest {
     }
 
     @Test
+    void theHandlePoolOptionReachesEveryWorker(Vertx vertx) {
+        String name = "kv-handle-pool";
+        JsonObject handlePool = new JsonObject().put("prefillPages", 1).put("boundPages", 2);
+        KvCache cache = await(KvCache.deploy(vertx, options(name).setTp(2).setGroup(5).setHandlePool(handlePool)));
+        for (int tp = 0; tp < 2; tp++) {
+            JsonObject stats = await(vertx.eventBus().<JsonObject>request(RankWorker.address(name, 0, tp), new JsonObject(),
+                    new DeliveryOptions().addHeader("action", "stats"))).body();
+            assertThat(stats.getJsonObject("groups").getJsonObject("5").getJsonObject("handlePool")).as("tp" + tp).isEqualTo(handlePool);
+        }
+        await(cache.close());
+    }
+
+    @Test
     void aCacheOfOneStageOnlyTouchesThatStage(Vertx vertx) {
         String name = "kv-stage";
         KvCache cache = await(KvCache.deploy(vertx, options(name).setPp(2).setTp(2).setStages(List.of(1)).setGroup(3)));
@@ -314,7 +329,7 @@ class KvCacheTest {
         KvCache cache = await(KvCache.deploy(vertx, options("kv-stats")));
         await(cache.alloc(BLOCKS_PER_PAGE + 1));
         CacheStats stats = await(cache.stats());
-        assertThat(stats.state()).isEqualTo("ready");
+        assertThat(stats.state()).isEqualTo(CacheState.READY);
         assertThat(stats.instance()).isEqualTo("kv-stats");
         assertThat(stats.pool().inUsePages()).isEqualTo(2);
         assertThat(stats.pool().bytesPerPage()).isEqualTo(PAGE_ID_BYTES);

@@ -214,7 +214,7 @@ class RankFaultTest {
         CacheStats stats = await(s.cache().stats());
         assertThat(stats.healthy()).isFalse();
         assertThat(stats.rank("pp0/tp3").failure().code()).isEqualTo(FailureCode.NO_RANK);
-        assertThat(stats.state()).isEqualTo(CacheStats.DEGRADED);
+        assertThat(stats.state()).isEqualTo(CacheState.DEGRADED);
         assertThat(stats.reason()).startsWith("a rank is down: pp0/tp3 NO_RANK: no worker for pp0/tp3");
         assertThat(stats.toJson().getString("reason")).isEqualTo(stats.reason());
 
@@ -229,7 +229,7 @@ class RankFaultTest {
         KvCache cache = await(KvCache.deploy(vertx, options(name).setLocalWorkers(false).setReserveLow(2).setReserveHigh(2)));
         await().atMost(Duration.ofSeconds(10)).until(() -> await(cache.stats()).pool().reservePages() == 2);
         CacheStats ready = await(cache.stats());
-        assertThat(ready.state()).isEqualTo(CacheStats.READY);
+        assertThat(ready.state()).isEqualTo(CacheState.READY);
         assertThat(ready.reason()).isNull();
 
         FaultPlan faults = device(name, 2, "pp0/tp2").faults();
@@ -237,14 +237,14 @@ class RankFaultTest {
         // taking the reserve leaves the refill to map more, which pp0/tp2 fails round after round
         Allocation taken = await(cache.alloc(2 * SimPool.BLOCKS_PER_PAGE));
         assertThat(taken.isMiss()).as(taken.toString()).isFalse();
-        await().atMost(Duration.ofSeconds(10)).until(() -> CacheStats.DEGRADED.equals(await(cache.stats()).state()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> CacheState.DEGRADED.equals(await(cache.stats()).state()));
         CacheStats degraded = await(cache.stats());
         assertThat(degraded.healthy()).as("every rank answers").isTrue();
         assertThat(degraded.reason()).contains("the background refill failed", "rounds in a row", "pp0/tp2 DRIVER_ERROR",
                 "CUDA_ERROR_ILLEGAL_ADDRESS");
 
         faults.clear();
-        await().atMost(Duration.ofSeconds(10)).until(() -> CacheStats.READY.equals(await(cache.stats()).state()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> CacheState.READY.equals(await(cache.stats()).state()));
         assertThat(await(cache.stats()).reason()).isNull();
         await(cache.free(taken.blocks()));
         SimPool.invariantsHold(cache);

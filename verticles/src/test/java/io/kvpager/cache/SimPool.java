@@ -1,13 +1,12 @@
 package io.kvpager.cache;
 
-import io.kvpager.impl.coordinator.LocalKvCache;
-import io.kvpager.impl.worker.RankWorkers;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
@@ -84,17 +83,7 @@ public final class SimPool {
 
     /** Checks the coordinator's ledger on its own context: every test's state must keep the ledger's invariants. */
     public static void invariantsHold(KvCache cache) {
-        LocalKvCache local = (LocalKvCache) cache;
-        Promise<Void> checked = Promise.promise();
-        local.verticle().context().runOnContext(v -> {
-            try {
-                local.verticle().coordinator().ledger().checkInvariants();
-                checked.complete();
-            } catch (RuntimeException e) {
-                checked.fail(e);
-            }
-        });
-        await(checked.future());
+        await(CoordinatorView.of(cache).invariantsHold());
     }
 
     /** Handles alive and bytes in use on each GPU, in GPU order: what a failed map must leave unchanged. */
@@ -109,7 +98,8 @@ public final class SimPool {
 
     /** Deploys the worker of one rank the way a cache with local workers does. */
     public static Future<String> deployWorker(Vertx vertx, String name, int pp, int tp, int tpSize) {
-        return RankWorkers.deploy(vertx, new WorkerConfig(name, pp, tp, "sim", pp * tpSize + tp, sim(name), null));
+        return RankWorker.deploy(vertx, new RankWorkerOptions().setInstance(name).setPp(pp).setTp(tp).setGpu(pp * tpSize + tp)
+                .setSim(sim(name))).map(RankWorker::deploymentId);
     }
 
     public static Future<List<String>> deployWorkers(Vertx vertx, String name, int tpSize) {

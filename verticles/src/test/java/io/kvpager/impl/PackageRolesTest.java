@@ -39,7 +39,7 @@ class PackageRolesTest {
     private static final String COORDINATOR = "io.kvpager.impl.coordinator";
     private static final String MEMBERSHIP = "io.kvpager.impl.membership";
     private static final String BROKER = "io.kvpager.impl.broker";
-    private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3");
+    private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3", "io.kvpager.worker");
 
     /** Known crossings, {@code origin -> target} as top-level class names. */
     private static final Set<String> ALLOWED = Set.of(
@@ -50,11 +50,7 @@ class PackageRolesTest {
             // A group's owner lease ends when the owner's node leaves the cluster: GroupOwners
             // listens to the membership itself. Goes when the worker is handed its node
             // departures at deployment (the public worker API, RankWorker.deploy).
-            "io.kvpager.impl.worker.GroupOwners -> io.kvpager.impl.membership.ClusterMembership",
-            // A local cache deploys its own rank workers with the impl classes. Goes when it uses
-            // the public worker API (RankWorker.deploy with RankWorkerOptions).
-            "io.kvpager.impl.coordinator.LocalKvCache -> io.kvpager.impl.worker.RankWorkers",
-            "io.kvpager.impl.coordinator.LocalKvCache -> io.kvpager.impl.worker.WorkerConfig");
+            "io.kvpager.impl.worker.GroupOwners -> io.kvpager.impl.membership.ClusterMembership");
 
     private static JavaClasses main;
 

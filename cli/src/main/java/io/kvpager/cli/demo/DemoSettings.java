@@ -1,5 +1,6 @@
 package io.kvpager.cli.demo;
 
+import io.kvpager.impl.options.OptionRules;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -39,9 +40,7 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         if (tp < 1 || tp > 8) {
             throw new IllegalArgumentException("--tp must be 1..8 (ranks of one model on one GPU), got " + tp);
         }
-        if (gpu < 0) {
-            throw new IllegalArgumentException("--gpu must be 0 or more, got " + gpu);
-        }
+        OptionRules.atLeast("--gpu", gpu, 0);
         if (step.toMillis() < 1) {
             throw new IllegalArgumentException("--step must be at least 1 ms, got " + step.toMillis() + " ms");
         }

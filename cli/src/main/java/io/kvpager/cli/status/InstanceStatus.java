@@ -1,5 +1,6 @@
 package io.kvpager.cli.status;
 
+import io.kvpager.cache.CacheState;
 import io.kvpager.cache.CacheStats;
 import java.util.Objects;
 
@@ -29,7 +30,7 @@ public record InstanceStatus(String instance, CacheStats stats, String failure) 
 
     /** Answered, ready, and every rank up. */
     public boolean healthy() {
-        return stats != null && "ready".equals(stats.state()) && stats.healthy();
+        return stats != null && stats.state() == CacheState.READY && stats.healthy();
     }
 
     /**
@@ -41,6 +42,6 @@ public record InstanceStatus(String instance, CacheStats stats, String failure) 
         if (stats == null) {
             return "unreachable";
         }
-        return "ready".equals(stats.state()) && !stats.healthy() ? "degraded" : stats.state();
+        return stats.state() == CacheState.READY && !stats.healthy() ? CacheState.DEGRADED.jsonName() : stats.state().jsonName();
     }
 }

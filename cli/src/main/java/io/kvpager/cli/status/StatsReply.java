@@ -1,5 +1,6 @@
 package io.kvpager.cli.status;
 
+import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
@@ -35,7 +36,7 @@ public final class StatsReply {
             ranks.add(rankStats((JsonObject) rank));
         }
         return new CacheStats(string(json, "instance"), (int) number(json, "group"), stages, (int) number(json, "tp"),
-                string(json, "state"), json.getString("reason"), json.getString("startFailure"), json.getString("refillFailure"),
+                CacheState.ofJsonName(string(json, "state")), json.getString("reason"), json.getString("startFailure"), json.getString("refillFailure"),
                 poolStats(object(json, "pool")), ranks, List.of());
     }
 

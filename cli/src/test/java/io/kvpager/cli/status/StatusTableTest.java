@@ -2,6 +2,7 @@ package io.kvpager.cli.status;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvpager.cache.CacheState;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.PoolStats;
 import java.util.List;
@@ -53,7 +54,7 @@ class StatusTableTest {
         assertThat(InstanceStatus.of(StatusFixtures.oneRankDown()).state()).isEqualTo("degraded");
         assertThat(InstanceStatus.unreachable("x", "gone").state()).isEqualTo("unreachable");
         CacheStats base = StatusFixtures.healthy();
-        CacheStats degraded = new CacheStats(base.instance(), base.group(), base.stages(), base.tp(), "degraded", null,
+        CacheStats degraded = new CacheStats(base.instance(), base.group(), base.stages(), base.tp(), CacheState.DEGRADED, null,
                 "refill keeps failing", base.pool(), base.ranks());
         assertThat(InstanceStatus.of(degraded).healthy()).isFalse();
         assertThat(InstanceStatus.of(degraded).state()).isEqualTo("degraded");

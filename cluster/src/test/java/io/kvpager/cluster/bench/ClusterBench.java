@@ -1,10 +1,12 @@
 package io.kvpager.cluster.bench;
 
 import io.kvpager.cache.KvCache;
+import io.kvpager.bench.LatencySamples;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.impl.coordinator.FanOutMapper;
 import io.kvpager.impl.coordinator.LocalKvCache;
 import io.kvpager.impl.coordinator.PoolRanks;
@@ -12,8 +14,8 @@ import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankRejoin;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.impl.membership.RankNodes;
-import io.kvpager.impl.worker.WorkerConfig;
 import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -135,11 +137,11 @@ public final class ClusterBench {
         await(here.close());
     }
 
-    private record Figures(Latencies map, Latencies unmap, Latencies floor, Latencies alloc) {
+    private record Figures(LatencySamples map, LatencySamples unmap, LatencySamples floor, LatencySamples alloc) {
     }
 
     private static Future<Figures> measure(Vertx vertx, LocalKvCache cache, int tp, int rounds, int warmup) {
-        Context context = cache.verticle().context();
+        Context context = CoordinatorView.of(cache).context();
         Promise<Figures> done = Promise.promise();
         context.runOnContext(v -> {
             PoolRanks pool = new PoolRanks(cache.options().getInstance(), List.of(0), tp, 0);
@@ -150,7 +152,7 @@ public final class ClusterBench {
             for (int i = 0; i < BATCH; i++) {
                 pages[i] = i;
             }
-            Figures figures = new Figures(new Latencies(), new Latencies(), new Latencies(), new Latencies());
+            Figures figures = new Figures(new LatencySamples(), new LatencySamples(), new LatencySamples(), new LatencySamples());
             List<RankTarget> one = List.of(new RankTarget(0, 0));
             // each round times all four in turn, so that a machine whose load moves moves them alike
             loop(rounds + warmup, i -> {
@@ -189,7 +191,7 @@ public final class ClusterBench {
         });
     }
 
-    private static <T> Future<T> timed(Latencies into, Supplier<Future<T>> call) {
+    private static <T> Future<T> timed(LatencySamples into, Supplier<Future<T>> call) {
         long start = System.nanoTime();
         return call.get().andThen(ar -> {
             if (into != null && ar.succeeded()) {
@@ -199,7 +201,7 @@ public final class ClusterBench {
     }
 
     private static JsonObject worker(String instance, int tp, int gpu) {
-        return new WorkerConfig(instance, 0, tp, "sim", gpu, new JsonObject().put("gpuKey", "bench"), null).toJson();
+        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(gpu).setSim(new JsonObject().put("gpuKey", "bench")).toJson();
     }
 
     private static KvCacheOptions options(String instance, int tp) {

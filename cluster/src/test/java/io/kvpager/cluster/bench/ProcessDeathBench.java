@@ -4,7 +4,7 @@ import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.awaitility.Awaitility;
@@ -49,7 +49,7 @@ public final class ProcessDeathBench {
     public static void main(String[] args) {
         int runs = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         ClusterNode here = TestClusters.startHere(TestClusters.freshName("kvpager-death-bench"));
-        CacheProcesses cache = new CacheProcesses(here, "bench", WorkerConfig.DEFAULT_LEASE_GRACE_MS);
+        CacheProcesses cache = new CacheProcesses(here, "bench", RankWorkerOptions.DEFAULT_LEASE_GRACE_MS);
         List<String> table = new ArrayList<>();
         try {
             SpawnedNode[] workers = {cache.spawnWorker(0), cache.spawnWorker(1)};

@@ -2,7 +2,8 @@ package io.kvpager.cluster.process;
 
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
@@ -51,7 +52,7 @@ public final class CacheProcesses implements AutoCloseable {
     /** Spawns the worker of rank pp0/tp{@code tp}; wait for it with {@link SpawnedNode#awaitReady}. */
     public SpawnedNode spawnWorker(int tp) {
         JsonObject sim = new JsonObject().put("gpuKey", instance).put("capacityBytes", 4L << 30);
-        JsonObject worker = new WorkerConfig(instance, 0, tp, "sim", tp, sim, SEND_TIMEOUT_MS, leaseGraceMs).toJson();
+        JsonObject worker = new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(SEND_TIMEOUT_MS).setLeaseGraceMs(leaseGraceMs).toJson();
         return spawn("tp" + tp, new JsonArray().add(worker), new JsonArray());
     }
 
@@ -100,7 +101,7 @@ public final class CacheProcesses implements AutoCloseable {
 
     /** Rank pp0/tp{@code tp}'s own stats, asked straight from its worker. */
     public JsonObject workerStats(int tp) {
-        return TestClusters.await(here.vertx().eventBus().<JsonObject>request(WorkerConfig.address(instance, 0, tp), new JsonObject(),
+        return TestClusters.await(here.vertx().eventBus().<JsonObject>request(RankWorker.address(instance, 0, tp), new JsonObject(),
                 new DeliveryOptions().addHeader("action", "stats").setSendTimeout(REQUEST_TIMEOUT_MS)).map(m -> m.body()));
     }
 

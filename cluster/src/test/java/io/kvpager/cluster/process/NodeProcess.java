@@ -3,7 +3,7 @@ package io.kvpager.cluster.process;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * node's shutdown hook, as the command line has it). A failure to start is
  * one line, {@code kvpager-node failed <why>}, and exit code 1.
  *
- * <p>Spec: {@code {"node": ClusterNodeOptions, "workers": [WorkerConfig], "caches": [KvCacheOptions]}}.
+ * <p>Spec: {@code {"node": ClusterNodeOptions, "workers": [RankWorkerOptions], "caches": [KvCacheOptions]}}.
  */
 public final class NodeProcess {
 
@@ -40,7 +40,7 @@ public final class NodeProcess {
                     .closeOnShutdown();
             List<Future<?>> deployed = new ArrayList<>();
             for (Object worker : spec.getJsonArray("workers", new JsonArray())) {
-                deployed.add(node.deployWorker(new WorkerConfig((JsonObject) worker)));
+                deployed.add(node.deployWorker(new RankWorkerOptions((JsonObject) worker)));
             }
             for (Object cache : spec.getJsonArray("caches", new JsonArray())) {
                 deployed.add(node.deployCache(new KvCacheOptions((JsonObject) cache)));

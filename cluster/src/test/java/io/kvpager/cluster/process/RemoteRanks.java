@@ -1,10 +1,10 @@
 package io.kvpager.cluster.process;
 
 import io.kvpager.cache.KvCache;
-import io.kvpager.impl.coordinator.LocalKvCache;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
@@ -34,28 +34,18 @@ public final class RemoteRanks {
 
     /** Sends {@code action} with {@code body} to rank {@code pp0/tp<tp>} of {@code instance}, waiting up to 10 s. */
     public static Future<JsonObject> request(Vertx vertx, String instance, int tp, String action, JsonObject body) {
-        return vertx.eventBus().<JsonObject>request(WorkerConfig.address(instance, 0, tp), body,
+        return vertx.eventBus().<JsonObject>request(RankWorker.address(instance, 0, tp), body,
                 new DeliveryOptions().addHeader("action", action).setSendTimeout(10_000)).map(m -> m.body());
     }
 
     /** Rank {@code pp0/tp<tp>} of {@code instance} on a simulated GPU of its own (1 GiB) with {@code faults}, as a spawned node deploys it. */
     public static JsonObject simWorker(String instance, int tp, JsonArray faults, long sendTimeoutMs) {
         JsonObject sim = new JsonObject().put("gpuKey", instance + "-" + tp).put("capacityBytes", 1L << 30).put("faults", faults);
-        return new WorkerConfig(instance, 0, tp, "sim", tp, sim, sendTimeoutMs).toJson();
+        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(sendTimeoutMs).toJson();
     }
 
     /** Checks the ledger's invariants on the coordinator's context; throws what it finds. */
     public static void invariantsHold(KvCache cache) {
-        LocalKvCache local = (LocalKvCache) cache;
-        Promise<Void> checked = Promise.promise();
-        local.verticle().context().runOnContext(v -> {
-            try {
-                local.verticle().coordinator().ledger().checkInvariants();
-                checked.complete();
-            } catch (RuntimeException e) {
-                checked.fail(e);
-            }
-        });
-        await(checked.future());
+        await(CoordinatorView.of(cache).invariantsHold());
     }
 }

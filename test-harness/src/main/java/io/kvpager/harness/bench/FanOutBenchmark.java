@@ -9,7 +9,7 @@ import io.kvpager.core.LocalPageMapper;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.harness.SimRanks;
-import io.kvpager.impl.coordinator.LocalKvCache;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.vertx.core.Context;
@@ -102,7 +102,7 @@ public class FanOutBenchmark {
             cache = join(KvCache.deploy(vertx, new KvCacheOptions().setInstance(instance).setTp(tp).setLayers(2)
                     .setKvBuffers(2).setBlockBytes(geometry().blockBytes()).setPages(POOL_PAGES).setLayout(layout)
                     .setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false).setRefillIntervalMs(600_000)));
-            coordinator = ((LocalKvCache) cache).verticle().context();
+            coordinator = CoordinatorView.of(cache).context();
         } else {
             devices = new SimDevice[tp];
             mappers = new LocalPageMapper[tp];

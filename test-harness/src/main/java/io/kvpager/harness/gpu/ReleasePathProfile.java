@@ -4,10 +4,10 @@ import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cuda.RawPageLoop;
-import io.kvpager.impl.coordinator.LocalKvCache;
-import io.kvpager.impl.worker.RankWorkers;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -55,9 +55,9 @@ public final class ReleasePathProfile {
             KvCache twoCalls = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("profile-two-calls", Layout.PAGE_MAJOR, 1)
                     .setReserveHigh(1)));
             caches.add(twoCalls);
-            Context coordinator = ((LocalKvCache) oneCall).verticle().context();
-            WorkerConfig direct = new WorkerConfig("direct", 0, 0, "cuda", 0);
-            String worker = Await.of(RankWorkers.deploy(vertx, direct));
+            Context coordinator = CoordinatorView.of(oneCall).context();
+            RankWorker direct = Await.of(RankWorker.deploy(vertx, new RankWorkerOptions().setInstance("direct").setPp(0).setTp(0)
+                    .setDevice("cuda").setGpu(0)));
             Recording recording = args.length > 2 ? startRecording() : null;
             String[] names = {"driver floor", "bus floor", "straight to a worker", "kvpager alloc / free",
                 "kvpager from the coordinator's context", "kvpager alloc / free + trim (two calls)"};
@@ -85,7 +85,7 @@ public final class ReleasePathProfile {
                     recording.dump(Path.of(args[2]));
                     recording.close();
                 }
-                Await.of(vertx.undeploy(worker));
+                Await.of(direct.undeploy());
             }
             System.out.printf("release path, PAGE_MAJOR TP=1 one page id, %d rounds of %d steps, µs: median of the rounds"
                     + " (lowest–highest)%n| | map | unmap |%n| --- | --- | --- |%n", rounds, steps);
@@ -104,7 +104,7 @@ public final class ReleasePathProfile {
     /** The owner of the group sent to straight: the profile stands in for a coordinator. */
     private static final String OWNER = "release-path-profile#1";
 
-    private static void createTensors(Vertx vertx, WorkerConfig worker) {
+    private static void createTensors(Vertx vertx, RankWorker worker) {
         Await.of(vertx.eventBus().request(worker.address(), new JsonObject().put("group", 0)
                 .put("layers", MapPathBenchmark.LAYERS).put("kvBuffers", MapPathBenchmark.KV_BUFFERS)
                 .put("blockBytes", MapPathBenchmark.PAGE_BYTES).put("pageBytes", MapPathBenchmark.PAGE_BYTES)
@@ -115,10 +115,10 @@ public final class ReleasePathProfile {
     /** Map, then unmap, of page 0, sent to a worker as the coordinator sends them. */
     private static final class WorkerStep implements TwoPhaseLoop.Step {
         private final Vertx vertx;
-        private final WorkerConfig worker;
+        private final RankWorker worker;
         private final AtomicLong ids;
 
-        WorkerStep(Vertx vertx, WorkerConfig worker, AtomicLong ids) {
+        WorkerStep(Vertx vertx, RankWorker worker, AtomicLong ids) {
             this.vertx = vertx;
             this.worker = worker;
             this.ids = ids;

@@ -1,9 +1,9 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Layout;
-import io.kvpager.impl.worker.RankWorkers;
-import io.kvpager.impl.worker.WorkerConfig;
 import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
@@ -55,8 +55,8 @@ final class StartupBenchmark implements GpuSection {
 
     private static List<Row> rows(Vertx vertx) {
         List<Row> rows = new ArrayList<>();
-        WorkerConfig config = new WorkerConfig("startup", 0, 0, "cuda", 0);
-        String deployment = Await.of(RankWorkers.deploy(vertx, config));
+        RankWorker config = Await.of(RankWorker.deploy(vertx, new RankWorkerOptions().setInstance("startup").setPp(0).setTp(0)
+                .setDevice("cuda").setGpu(0)));
         try {
             int group = 0;
             for (Layout layout : Layout.values()) {
@@ -81,12 +81,12 @@ final class StartupBenchmark implements GpuSection {
                 }
             }
         } finally {
-            Await.of(vertx.undeploy(deployment));
+            Await.of(config.undeploy());
         }
         return rows;
     }
 
-    private static void request(Vertx vertx, WorkerConfig config, String action, JsonObject body) {
+    private static void request(Vertx vertx, RankWorker config, String action, JsonObject body) {
         Await.of(vertx.eventBus().request(config.address(), body,
                 new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action).setSendTimeout(600_000)));
     }

@@ -7,7 +7,7 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.harness.Bounded;
-import io.kvpager.harness.CoordinatorView;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.harness.PoolSnapshot;
 import io.kvpager.harness.SimRanks;
 import io.kvpager.sim.DriverCall;
@@ -115,7 +115,7 @@ public final class Soak {
         ranks = await(SimRanks.deploy(vertx, instance, TP, new JsonObject().put("capacityBytes", 64L << 30)), "deploying the workers");
         try {
             cache = await(KvCache.deploy(vertx, cacheOptions(instance, options)), "deploying the cache");
-            view = new CoordinatorView(cache);
+            view = CoordinatorView.of(cache);
             long warmUp = Math.max(options.checkEvery(), options.ops() / 5);
             while (op < options.ops()) {
                 step();

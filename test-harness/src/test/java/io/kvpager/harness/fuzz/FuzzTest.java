@@ -11,7 +11,7 @@ import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.core.LedgerStats;
 import io.kvpager.core.PageState;
 import io.kvpager.harness.Bounded;
-import io.kvpager.harness.CoordinatorView;
+import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.harness.PoolSnapshot;
 import io.kvpager.harness.SimRanks;
 import io.vertx.core.Future;
@@ -94,7 +94,7 @@ class FuzzTest {
         long seed = Long.getLong("kvpager.fuzz.seed", 7);
         Allocation held = Bounded.await(cache.alloc(3 * 4 + 2), BOUND, "an allocation");
         assertThat(held.isMiss()).isFalse();
-        CoordinatorView view = new CoordinatorView(cache);
+        CoordinatorView view = CoordinatorView.of(cache);
         await().atMost(BOUND).until(() -> Bounded.await(view.call(c -> c.ledger().stats().reservePages()), BOUND, "reserve") == 2);
         // the GPU leases give their surplus back once idle: settled first, the fuzz's own run time shows as no change
         await().atMost(BOUND).until(() -> Bounded.await(cache.stats(), BOUND, "stats").gpus().stream()

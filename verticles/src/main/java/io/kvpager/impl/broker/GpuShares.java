@@ -91,17 +91,6 @@ public record GpuShares(Map<String, Share> shares) {
         return new GpuShares(next);
     }
 
-    /** The shares of owners on cluster node {@code nodeId}. */
-    GpuShares ofNode(String nodeId) {
-        Map<String, Share> on = new LinkedHashMap<>();
-        shares.forEach((pool, share) -> {
-            if (share.owner().isOn(nodeId)) {
-                on.put(pool, share);
-            }
-        });
-        return new GpuShares(on);
-    }
-
     /** These shares less every pool that {@code gone} holds. */
     GpuShares without(GpuShares gone) {
         Map<String, Share> next = new LinkedHashMap<>(shares);

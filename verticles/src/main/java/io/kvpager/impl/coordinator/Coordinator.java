@@ -1,10 +1,13 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.impl.HandlePoolOptions;
 import io.kvpager.impl.protocol.CreateTensorsRequest;
+import io.kvpager.impl.protocol.RequestBody;
 import io.kvpager.impl.protocol.GroupStats;
 import io.kvpager.impl.protocol.StatsReply;
 import io.kvpager.impl.protocol.StatsRequest;
 import io.kvpager.Allocation;
+import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
@@ -49,7 +52,7 @@ import java.util.function.Supplier;
  * coordinator verticle's context, one call at a time, because the ledger is single-threaded; the
  * mapper's stages complete on that context too, since the event-bus replies arrive there.
  *
- * <p>A failed start is kept in {@link #ready()}: every later {@code alloc} fails with its cause.
+ * <p>A failed start is kept (the {@code ready} future): every later {@code alloc} fails with its cause.
  *
  * <p>The ranks may run in this process or in others of the cluster; the coordinator sends to
  * their addresses either way. When the cluster removes a rank's node, its {@link RankNodes} fails
@@ -95,7 +98,8 @@ public final class Coordinator {
         this.pool = PoolRanks.of(options);
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
-        JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(), null).toJson();
+        JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
+                handlePool(options)).toJson();
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages, this::fanOutsSettled);
         this.mapper = new FanOutMapper(fanOut, rejoin);
@@ -113,6 +117,13 @@ public final class Coordinator {
         this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(), name,
                 Coordinator::asKvPagerException);
         this.sweep = new QuarantineSweep(vertx, ledger, fanOut, budget, options.getRefillIntervalMs(), name);
+    }
+
+    /** The handle-pool bounds the options ask for, read as a worker reads them; null for the worker's defaults. */
+    private static HandlePoolOptions handlePool(KvCacheOptions options) {
+        JsonObject asked = options.getHandlePool();
+        return asked == null ? null : HandlePoolOptions.read(new RequestBody(new JsonObject()
+                .put(CreateTensorsRequest.HANDLE_POOL, asked)), options.geometry());
     }
 
     public KvCacheOptions options() {
@@ -143,10 +154,6 @@ public final class Coordinator {
         return ready;
     }
 
-    /** The start: pending, done, or failed with the cause every {@code alloc} fails with. */
-    public Future<Void> ready() {
-        return ready;
-    }
 
     public Future<Allocation> alloc(int blocks) {
         if (closing != null) {
@@ -306,16 +313,16 @@ public final class Coordinator {
             for (RankReply reply : replies) {
                 ranks.add(rankStats(reply, pool.group()));
             }
-            String state = closing != null ? CacheStats.CLOSED : !ready.isComplete() ? CacheStats.STARTING
-                    : ready.failed() ? CacheStats.FAILED : CacheStats.READY;
+            CacheState state = closing != null ? CacheState.CLOSED : !ready.isComplete() ? CacheState.STARTING
+                    : ready.failed() ? CacheState.FAILED : CacheState.READY;
             String reason = switch (state) {
-                case CacheStats.CLOSED -> "the cache is closed";
-                case CacheStats.STARTING -> "waiting for the tensors on every rank";
-                case CacheStats.FAILED -> "the start failed: " + ready.cause().getMessage();
+                case CLOSED -> "the cache is closed";
+                case STARTING -> "waiting for the tensors on every rank";
+                case FAILED -> "the start failed: " + ready.cause().getMessage();
                 default -> degradedBecause(ranks);
             };
-            if (reason != null && state.equals(CacheStats.READY)) {
-                state = CacheStats.DEGRADED;
+            if (reason != null && state == CacheState.READY) {
+                state = CacheState.DEGRADED;
             }
             return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state, reason,
                     ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks, gpuStats);
@@ -348,13 +355,13 @@ public final class Coordinator {
         return null;
     }
 
-    /** The ledger, for tests that check its invariants; call only on the context. */
-    public PageLedger ledger() {
+    /** The ledger, for {@link CoordinatorView}; call only on the context. */
+    PageLedger ledger() {
         return ledger;
     }
 
     /** The ranks lost now (no worker, no tensors, or their node left the cluster), for stats and tests. */
-    public List<RankTarget> lostRanks() {
+    List<RankTarget> lostRanks() {
         return rejoin.lost();
     }
 

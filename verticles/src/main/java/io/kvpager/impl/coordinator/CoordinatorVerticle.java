@@ -78,12 +78,12 @@ public final class CoordinatorVerticle extends VerticleBase {
     }
 
     /** The cache's insides; call their methods only on {@link #context()}. */
-    public Coordinator coordinator() {
+    Coordinator coordinator() {
         return coordinator;
     }
 
     /** The event-loop context every call on the {@link #coordinator()} must run on. */
-    public Context context() {
+    Context context() {
         return context;
     }
 
@@ -92,7 +92,7 @@ public final class CoordinatorVerticle extends VerticleBase {
      * directly whatever its own context: a periodic timer's handler, for one, runs on a context
      * of its own, on the same thread, one task at a time with the coordinator's.
      */
-    public Thread thread() {
+    Thread thread() {
         return thread;
     }
 }

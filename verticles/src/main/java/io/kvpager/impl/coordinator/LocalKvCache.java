@@ -5,8 +5,8 @@ import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.worker.RankWorkers;
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -73,9 +73,10 @@ public final class LocalKvCache implements KvCache {
         List<Future<String>> deploying = new ArrayList<>();
         List<RankTarget> ranks = PoolRanks.of(options).ranks();
         for (RankTarget rank : ranks) {
-            WorkerConfig config = new WorkerConfig(options.getInstance(), rank.pp(), rank.tp(), options.getDevice(),
-                    options.gpuOf(rank.pp(), rank.tp()), options.getSim(), options.getSendTimeoutMs());
-            deploying.add(RankWorkers.deploy(vertx, config));
+            RankWorkerOptions worker = new RankWorkerOptions().setInstance(options.getInstance()).setPp(rank.pp())
+                    .setTp(rank.tp()).setDevice(options.getDevice()).setGpu(options.gpuOf(rank.pp(), rank.tp()))
+                    .setSim(options.getSim()).setSendTimeoutMs(options.getSendTimeoutMs());
+            deploying.add(RankWorker.deploy(vertx, worker).map(RankWorker::deploymentId));
         }
         return Future.join(deploying).transform(joined -> {
             Throwable first = null;
@@ -196,8 +197,8 @@ public final class LocalKvCache implements KvCache {
         return closing;
     }
 
-    /** The coordinator verticle, for tests and benchmarks that look inside. */
-    public CoordinatorVerticle verticle() {
+    /** The coordinator verticle, for {@link CoordinatorView}. */
+    CoordinatorVerticle verticle() {
         return verticle;
     }
 

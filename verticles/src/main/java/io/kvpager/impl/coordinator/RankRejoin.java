@@ -90,7 +90,7 @@ public final class RankRejoin {
     }
 
     /** How many times a rank has been brought back. */
-    public long rejoined() {
+    long rejoined() {
         return rejoined;
     }
 

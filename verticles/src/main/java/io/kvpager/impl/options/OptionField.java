@@ -1,12 +1,12 @@
 package io.kvpager.impl.options;
 
+import io.kvpager.impl.options.OptionReader;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * One field of {@link io.kvpager.cache.KvCacheOptions}: its JSON key, its type, and the names it has in
@@ -39,7 +39,8 @@ public enum OptionField {
     LOCAL_WORKERS("localWorkers", Kind.BOOL),
     DEVICE("device", Kind.STRING),
     GPUS("gpus", Kind.OBJECT),
-    SIM("sim", Kind.OBJECT);
+    SIM("sim", Kind.OBJECT),
+    HANDLE_POOL("handlePool", Kind.OBJECT);
 
     /** The JSON types an option can have. */
     public enum Kind { STRING, INT, LONG, BOOL, INT_LIST, OBJECT }
@@ -82,77 +83,41 @@ public enum OptionField {
                 return f;
             }
         }
-        throw new IllegalArgumentException("unknown option '" + key + "'; known options: " + knownKeys());
+        throw OptionReader.unknownKey(key, keys(), "option");
     }
 
-    /** The field whose environment variable is {@code name}, or {@code null}. */
-    public static OptionField ofEnvName(String name) {
-        for (OptionField f : values()) {
-            if (f.envName().equals(name)) {
-                return f;
-            }
-        }
-        return null;
-    }
-
-    public static String knownKeys() {
+    /** Every field's key, in declaration order. */
+    public static List<String> keys() {
         List<String> keys = new ArrayList<>();
         for (OptionField f : values()) {
             keys.add(f.key);
         }
-        return String.join(", ", keys);
+        return keys;
     }
 
+    /** This field's value as a string, read by {@link OptionReader}. */
     public String string(Object value) {
-        if (value instanceof String s) {
-            return s;
-        }
-        throw typeError("a string", value);
+        return OptionReader.string(key, value);
     }
 
     public int integer(Object value) {
-        long v = longValue(value, "an integer");
-        if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
-            throw typeError("an integer in the int range", value);
-        }
-        return (int) v;
+        return OptionReader.integer(key, value);
     }
 
     public long longValue(Object value) {
-        return longValue(value, "an integer");
+        return OptionReader.longValue(key, value);
     }
 
     public boolean bool(Object value) {
-        if (value instanceof Boolean b) {
-            return b;
-        }
-        throw typeError("true or false", value);
+        return OptionReader.bool(key, value);
     }
 
     public List<Integer> intList(Object value) {
-        if (!(value instanceof JsonArray array)) {
-            throw typeError("a list of integers", value);
-        }
-        List<Integer> out = new ArrayList<>(array.size());
-        for (Object item : array) {
-            if (!(item instanceof Number n) || !isIntegral(n) || n.longValue() != n.intValue()) {
-                throw typeError("a list of integers", value);
-            }
-            out.add(n.intValue());
-        }
-        return out;
+        return OptionReader.intList(key, value);
     }
 
     public JsonObject object(Object value) {
-        if (value instanceof JsonObject o) {
-            return o.copy();
-        }
-        if (value instanceof Map<?, ?> m) {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> map = (Map<String, Object>) m;
-            return new JsonObject(map).copy();
-        }
-        throw typeError("a JSON object", value);
+        return OptionReader.object(key, value);
     }
 
     /**
@@ -189,23 +154,6 @@ public enum OptionField {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(source + " (option " + key + "): '" + raw + "' is not " + describe(kind));
         }
-    }
-
-    private long longValue(Object value, String expected) {
-        if (value instanceof Number n && isIntegral(n)) {
-            return n.longValue();
-        }
-        throw typeError(expected, value);
-    }
-
-    private static boolean isIntegral(Number n) {
-        return n instanceof Integer || n instanceof Long || n instanceof Short || n instanceof Byte
-                || (n instanceof java.math.BigInteger b && b.bitLength() < 64);
-    }
-
-    private IllegalArgumentException typeError(String expected, Object value) {
-        String shown = value instanceof String s ? "'" + s + "'" : String.valueOf(value);
-        return new IllegalArgumentException(key + " must be " + expected + ", got " + shown);
     }
 
     private static String describe(Kind kind) {

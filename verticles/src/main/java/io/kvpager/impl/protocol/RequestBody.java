@@ -1,9 +1,11 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.worker.WorkerConfig;
+import io.kvpager.impl.options.OptionReader;
+import io.kvpager.impl.options.OptionRules;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
@@ -12,12 +14,12 @@ import java.util.List;
  * Typed, strict reads of a request or reply body. {@link JsonObject}'s own getters truncate a long into an
  * int and read {@code 1.5} as {@code 1}; a worker must refuse such a request instead, before it
  * touches any mapping. Every refusal is an {@link IllegalArgumentException} (a 400) naming the
- * field and what it held.
+ * field and what it held, in the words of {@link OptionRules}, the rules every kvpager option follows.
  */
 public final class RequestBody {
 
     /** The longest owner taken: a node id of 128 characters, '#', and an epoch of 19 digits. */
-    public static final int MAX_OWNER = 148;
+    static final int MAX_OWNER = 148;
 
     private final JsonObject json;
     /** How the fields are named in refusals: empty at the top, {@code "handlePool."} inside that object. */
@@ -46,13 +48,9 @@ public final class RequestBody {
     public long requireLong(String name, long min, long max) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
-        long number = integral(path + name, value);
-        if (number < min || number > max) {
-            throw new IllegalArgumentException(path + name + " must be in " + min + ".." + max + ", got " + number);
-        }
-        return number;
+        return OptionRules.inRange(path + name, OptionReader.longValue(path + name, value), min, max);
     }
 
     /** An optional integer field within {@code [min, max]}; {@code absent} when it is missing or null. */
@@ -70,7 +68,7 @@ public final class RequestBody {
             return null;
         }
         if (!(value instanceof JsonObject object)) {
-            throw new IllegalArgumentException(path + name + " must be an object, got " + WorkerConfig.describe(value));
+            throw OptionRules.typeError(path + name, "an object", value);
         }
         return new RequestBody(object, path + name + ".");
     }
@@ -89,13 +87,13 @@ public final class RequestBody {
     }
 
     /** A required non-empty string field. */
-    public String requireString(String name) {
+    String requireString(String name) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
         if (!(value instanceof String s) || s.isEmpty()) {
-            throw new IllegalArgumentException(path + name + " must be a non-empty string, got " + WorkerConfig.describe(value));
+            throw OptionRules.typeError(path + name, "a non-empty string", value);
         }
         return s;
     }
@@ -136,13 +134,7 @@ public final class RequestBody {
     /** An optional boolean field. */
     public boolean optionalBoolean(String name, boolean absent) {
         Object value = json.getValue(name);
-        if (value == null) {
-            return absent;
-        }
-        if (!(value instanceof Boolean b)) {
-            throw new IllegalArgumentException(path + name + " must be true or false, got " + WorkerConfig.describe(value));
-        }
-        return b;
+        return value == null ? absent : OptionReader.bool(path + name, value);
     }
 
     /** A required enum field, by the constant's name. */
@@ -167,10 +159,10 @@ public final class RequestBody {
     public int[] requirePageIds(String name, int pages) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
         if (!(value instanceof JsonArray array)) {
-            throw new IllegalArgumentException(path + name + " must be an array of page ids, got " + WorkerConfig.describe(value));
+            throw OptionRules.typeError(path + name, "an array of page ids", value);
         }
         if (array.size() > pages) {
             throw new IllegalArgumentException(path + name + " names " + array.size() + " page ids but the group has only " + pages);
@@ -182,7 +174,7 @@ public final class RequestBody {
             if (element == null) {
                 throw new IllegalArgumentException(path + name + "[" + i + "] is null; page ids are integers");
             }
-            long id = integral(path + name + "[" + i + "]", element);
+            long id = OptionReader.longValue(path + name + "[" + i + "]", element);
             if (id < 0 || id >= pages) {
                 throw new IllegalArgumentException(path + name + "[" + i + "] = " + id + " is out of range; the group has pages 0.." + (pages - 1));
             }
@@ -197,22 +189,20 @@ public final class RequestBody {
 
     /** A required boolean field. */
     public boolean requireBoolean(String name) {
-        if (json.getValue(name) == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw OptionRules.required(path + name);
         }
-        return optionalBoolean(name, false);
+        return OptionReader.bool(path + name, value);
     }
 
     /** A required string field, which may be empty. */
     public String requireText(String name) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
-        if (!(value instanceof String s)) {
-            throw new IllegalArgumentException(path + name + " must be a string, got " + WorkerConfig.describe(value));
-        }
-        return s;
+        return OptionReader.string(path + name, value);
     }
 
     /** An optional non-empty string field; null when it is missing or null. */
@@ -223,7 +213,7 @@ public final class RequestBody {
     /** A required object field, read with the same strictness; its refusals name the field as {@code name.field}. */
     public RequestBody requireObject(String name) {
         if (json.getValue(name) == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
         return optionalObject(name);
     }
@@ -231,11 +221,10 @@ public final class RequestBody {
     /** A required array of objects, each read with the same strictness as {@code name[i].field}. */
     public List<RequestBody> requireObjects(String name) {
         JsonArray array = requireArray(name, "an array of objects");
-        List<RequestBody> objects = new java.util.ArrayList<>(array.size());
+        List<RequestBody> objects = new ArrayList<>(array.size());
         for (int i = 0; i < array.size(); i++) {
             if (!(array.getValue(i) instanceof JsonObject object)) {
-                throw new IllegalArgumentException(path + name + "[" + i + "] must be an object, got "
-                        + (array.getValue(i) == null ? "null" : WorkerConfig.describe(array.getValue(i))));
+                throw OptionRules.typeError(path + name + "[" + i + "]", "an object", array.getValue(i));
             }
             objects.add(new RequestBody(object, path + name + "[" + i + "]."));
         }
@@ -247,15 +236,12 @@ public final class RequestBody {
         JsonArray array = requireArray(name, "an array of integers");
         int[] values = new int[array.size()];
         for (int i = 0; i < values.length; i++) {
+            String field = path + name + "[" + i + "]";
             Object element = array.getValue(i);
             if (element == null) {
-                throw new IllegalArgumentException(path + name + "[" + i + "] is null; an integer is expected");
+                throw OptionRules.typeError(field, "an integer", null);
             }
-            long value = integral(path + name + "[" + i + "]", element);
-            if (value < min || value > max) {
-                throw new IllegalArgumentException(path + name + "[" + i + "] must be in " + min + ".." + max + ", got " + value);
-            }
-            values[i] = (int) value;
+            values[i] = (int) OptionRules.inRange(field, OptionReader.longValue(field, element), min, max);
         }
         return values;
     }
@@ -263,18 +249,11 @@ public final class RequestBody {
     private JsonArray requireArray(String name, String what) {
         Object value = json.getValue(name);
         if (value == null) {
-            throw new IllegalArgumentException(path + name + " is required");
+            throw OptionRules.required(path + name);
         }
         if (!(value instanceof JsonArray array)) {
-            throw new IllegalArgumentException(path + name + " must be " + what + ", got " + WorkerConfig.describe(value));
+            throw OptionRules.typeError(path + name, what, value);
         }
         return array;
-    }
-
-    private static long integral(String name, Object value) {
-        if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
-            return ((Number) value).longValue();
-        }
-        throw new IllegalArgumentException(name + " must be an integer, got " + WorkerConfig.describe(value));
     }
 }

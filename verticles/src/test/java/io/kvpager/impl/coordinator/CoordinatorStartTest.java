@@ -1,6 +1,7 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.Allocation;
+import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
@@ -87,7 +88,7 @@ class CoordinatorStartTest {
                 .hasMessageEndingWith("; last error: pp0/tp3 STOPPING (503): pp0/tp3 group 0: the worker is stopping");
         assertThat(failure(cache.alloc(1))).isSameAs(first);
         CacheStats stats = await(cache.stats());
-        assertThat(stats.state()).isEqualTo("failed");
+        assertThat(stats.state()).isEqualTo(CacheState.FAILED);
         assertThat(stats.startFailure()).isEqualTo(first.getMessage());
 
         Throwable remote = failure(vertx.eventBus().request("kvpager." + name + ".coordinator", new JsonObject().put("blocks", 1),

@@ -50,13 +50,4 @@ class RankWorkersTest {
                     test.completeNow();
                 })));
     }
-
-    @Test
-    void badSimOptionsFailTheDeployment(Vertx vertx, VertxTestContext test) {
-        WorkerConfig config = new WorkerConfig("bad-sim", 0, 0, "sim", 0, new JsonObject().put("capacity", 5), null);
-        RankWorkers.deploy(vertx, config).onComplete(test.failing(e -> test.verify(() -> {
-            assertThat(e).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("capacity");
-            test.completeNow();
-        })));
-    }
 }
