@@ -116,6 +116,18 @@ final class DemoCommand implements Callable<Integer> {
         return report.ok() ? 0 : 1;
     }
 
+    /**
+     * Whether Java2D has no font to draw text with: on a server without fontconfig or fonts, listing
+     * them fails or finds none. Asked of Java2D itself rather than read from the chart's error.
+     */
+    private static boolean fontsMissing() {
+        try {
+            return java.awt.GraphicsEnvironment.getLocalGraphicsEnvironment().getAvailableFontFamilyNames().length == 0;
+        } catch (Exception | Error e) {
+            return true;
+        }
+    }
+
     /** Draws the chart; one that cannot be drawn is a warning that says how to fix it, not a failure of the run. */
     private void writeChart(DemoRun run, PrintWriter stdout, PrintWriter stderr) {
         try {
@@ -124,7 +136,7 @@ final class DemoCommand implements Callable<Integer> {
             stdout.flush();
         } catch (Exception | Error e) {
             String why = OneLine.of(e);
-            String fix = why.toLowerCase(java.util.Locale.ROOT).contains("font")
+            String fix = fontsMissing()
                     ? "this machine has no fonts for Java to draw text with; install fontconfig and one font (Debian, Ubuntu: "
                             + "apt-get install fontconfig fonts-dejavu-core; RHEL: dnf install fontconfig dejavu-sans-fonts) and run again"
                     : "check that " + out.toAbsolutePath() + " can be written, or pass --out elsewhere";

@@ -1,6 +1,7 @@
 package io.kvpager.metrics;
 
 import io.kvpager.FailureCode;
+import io.kvpager.protocol.WorkerProtocol;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -105,7 +106,7 @@ public final class RankCallMeters {
 
     private void onInbound(DeliveryContext<Object> context) {
         Message<Object> message = context.message();
-        String action = message.headers().get("action");
+        String action = message.headers().get(WorkerProtocol.ACTION_HEADER);
         if (action != null && message.replyAddress() != null && message.address().startsWith("kvpager.")) {
             Matcher rank = RANK.matcher(message.address());
             if (rank.matches()) {
@@ -123,7 +124,7 @@ public final class RankCallMeters {
 
     private void onRequest(DeliveryContext<Object> context) {
         Message<Object> message = context.message();
-        String action = message.headers().get("action");
+        String action = message.headers().get(WorkerProtocol.ACTION_HEADER);
         if (action != null && TIMED.contains(action) && message.replyAddress() != null && message.address().startsWith("kvpager.")) {
             Matcher rank = RANK.matcher(message.address());
             if (rank.matches()) {

@@ -14,21 +14,31 @@ public final class Allocation {
     private final int[] blocks;
     private final MissReason miss;
     private final String detail;
+    private final boolean gpuShare;
 
-    private Allocation(int[] blocks, MissReason miss, String detail) {
+    private Allocation(int[] blocks, MissReason miss, String detail, boolean gpuShare) {
         this.blocks = blocks;
         this.miss = miss;
         this.detail = detail;
+        this.gpuShare = gpuShare;
     }
 
     /** An allocation of these block ids; the array is owned by the allocation from now on. */
     public static Allocation of(int[] blocks) {
-        return new Allocation(Objects.requireNonNull(blocks, "blocks"), null, "");
+        return new Allocation(Objects.requireNonNull(blocks, "blocks"), null, "", false);
     }
 
     /** A miss: no blocks, with why. */
     public static Allocation miss(MissReason reason, String detail) {
-        return new Allocation(NONE, Objects.requireNonNull(reason, "reason"), detail == null ? "" : detail);
+        return new Allocation(NONE, Objects.requireNonNull(reason, "reason"), detail == null ? "" : detail, false);
+    }
+
+    /**
+     * A {@link MissReason#LIMIT} miss that the GPU's budget refused: the other pools on the GPU hold
+     * its memory, while this pool's own limit still has room.
+     */
+    public static Allocation gpuShareMiss(String detail) {
+        return new Allocation(NONE, MissReason.LIMIT, detail == null ? "" : detail, true);
     }
 
     /** The block ids handed out; empty on a miss. */
@@ -53,6 +63,14 @@ public final class Allocation {
     /** The reason of a miss, or {@code null} when blocks were handed out. */
     public MissReason missReason() {
         return miss;
+    }
+
+    /**
+     * For a {@link MissReason#LIMIT} miss, whether the GPU's budget refused it (the other pools hold
+     * the GPU's memory) rather than the pool's own limit; false for anything else.
+     */
+    public boolean gpuShare() {
+        return gpuShare;
     }
 
     /** What caused the miss, in words (e.g. the rank's driver error); empty otherwise. */

@@ -7,6 +7,7 @@ import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -91,7 +92,7 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
             List<Future<JsonObject>> asked = new ArrayList<>();
             for (int r = 0; r < ranks.tp(); r++) {
                 asked.add(vertx.eventBus().<JsonObject>request(ranks.address(r), new JsonObject(),
-                        new DeliveryOptions().addHeader("action", "stats").setSendTimeout(ASK_BOUND.toMillis()))
+                        new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.STATS).setSendTimeout(ASK_BOUND.toMillis()))
                         .map(m -> m.body()));
             }
             return Future.join(asked).transform(joined -> belief(view)).compose(after -> {

@@ -8,6 +8,7 @@ import io.kvpager.impl.coordinator.PoolRanks;
 import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankReply;
 import io.kvpager.impl.coordinator.RankTarget;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -125,14 +126,14 @@ public final class AllocationBench {
                         JsonObject page = new JsonObject().put("pages", new JsonArray().add(i % BENCH_PAGES));
                         int width = 1 + i % 4;
                         long start = System.nanoTime();
-                        return fan.toAll(RankFanOut.MAP, page).compose(replies -> {
+                        return fan.toAll(WorkerAction.MAP, page).compose(replies -> {
                             record(maps, i >= warmup, start);
                             requireAll(replies);
-                            return fan.toAll(RankFanOut.UNMAP, page);
+                            return fan.toAll(WorkerAction.UNMAP, page);
                         }).compose(replies -> {
                             requireAll(replies);
                             long statsStart = System.nanoTime();
-                            return fan.send(ranks.subList(0, width), RankFanOut.STATS, new JsonObject(), 5_000)
+                            return fan.send(ranks.subList(0, width), WorkerAction.STATS, new JsonObject(), 5_000)
                                     .onSuccess(r -> record(stats[width - 1], i >= warmup, statsStart));
                         }).compose(replies -> {
                             long floorStart = System.nanoTime();

@@ -16,6 +16,7 @@ import io.kvpager.attention.KernelCache;
 import io.kvpager.attention.KvDtype;
 import io.kvpager.attention.KvTensors;
 import io.kvpager.attention.PagedDecodeAttention;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -72,7 +73,7 @@ final class DemoAttention implements AutoCloseable {
             for (int rank = 0; rank < tp; rank++) {
                 JsonObject reply = DemoRun.await(vertx.eventBus().<JsonObject>request(
                         "kvpager." + model.instance() + ".pp0.tp" + rank, new JsonObject().put("group", 0),
-                        new DeliveryOptions().addHeader("action", "views")).map(m -> m.body()),
+                        new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.VIEWS)).map(m -> m.body()),
                         "reading the views of " + model.instance() + " rank " + rank);
                 long base = reply.getJsonArray("views").getJsonObject(0).getLong("address");
                 ranks.add(KvTensors.of(model.geometry(tp, pages(reply, model, tp)), base));

@@ -34,15 +34,12 @@ enum DemoMiss {
         return meaning;
     }
 
-    /**
-     * The demo's reason for a miss. The page ledger's own limit says "the limit is" in its detail
-     * (kvpager-core); any other {@code LIMIT} comes from the GPU's budget.
-     */
+    /** The demo's reason for a miss: a {@code LIMIT} miss says whether the GPU's budget refused it ({@link Allocation#gpuShare()}). */
     static DemoMiss of(Allocation miss) {
         MissReason reason = miss.missReason();
         return switch (reason) {
             case OUT_OF_MEMORY -> OUT_OF_MEMORY;
-            case LIMIT -> miss.detail() != null && miss.detail().contains("the limit is") ? LIMIT : GPU_SHARE;
+            case LIMIT -> miss.gpuShare() ? GPU_SHARE : LIMIT;
             case NO_PAGES -> NO_PAGES;
             case MAP_FAILED -> MAP_FAILED;
             case RANK_DOWN -> RANK_DOWN;

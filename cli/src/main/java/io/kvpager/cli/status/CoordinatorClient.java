@@ -2,6 +2,7 @@ package io.kvpager.cli.status;
 
 import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -61,7 +62,7 @@ public final class CoordinatorClient {
     }
 
     private Future<JsonObject> ask(String instance, String action, JsonObject body) {
-        DeliveryOptions options = new DeliveryOptions().addHeader("action", action).setSendTimeout(timeoutMs);
+        DeliveryOptions options = new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action).setSendTimeout(timeoutMs);
         return vertx.eventBus().request(address(instance), body, options)
                 .recover(e -> Future.failedFuture(explain(instance, e)))
                 .compose(reply -> reply.body() instanceof JsonObject json ? Future.succeededFuture(json)

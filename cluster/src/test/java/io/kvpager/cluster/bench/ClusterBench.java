@@ -14,6 +14,7 @@ import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankRejoin;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -158,7 +159,7 @@ public final class ClusterBench {
                 boolean measured = i >= warmup;
                 return timed(measured ? figures.map : null, () -> Future.fromCompletionStage(mapper.map(pages)))
                         .compose(x -> timed(measured ? figures.unmap : null, () -> Future.fromCompletionStage(mapper.unmap(pages))))
-                        .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, RankFanOut.STATS, new JsonObject(), 30_000)))
+                        .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, WorkerAction.STATS, new JsonObject(), 30_000)))
                         .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
                         .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
             }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);

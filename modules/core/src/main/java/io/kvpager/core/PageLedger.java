@@ -190,7 +190,8 @@ public final class PageLedger {
         rebalance();
         MissReason reason = cause instanceof PageMapFailure f && f.reason() != null ? f.reason() : MissReason.MAP_FAILED;
         misses[reason.ordinal()]++;
-        return Allocation.miss(reason, describe(cause));
+        return cause instanceof PageMapFailure f && f.isGpuShare() ? Allocation.gpuShareMiss(describe(cause))
+                : Allocation.miss(reason, describe(cause));
     }
 
     /**

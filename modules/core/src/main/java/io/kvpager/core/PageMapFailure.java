@@ -11,11 +11,30 @@ public class PageMapFailure extends RuntimeException {
 
     private final MissReason reason;
     private final int[] quarantined;
+    private final boolean gpuShare;
 
     public PageMapFailure(MissReason reason, String message, int[] quarantined, Throwable cause) {
+        this(reason, message, quarantined, cause, false);
+    }
+
+    private PageMapFailure(MissReason reason, String message, int[] quarantined, Throwable cause, boolean gpuShare) {
         super(message, cause);
         this.reason = reason;
         this.quarantined = quarantined == null ? new int[0] : quarantined.clone();
+        this.gpuShare = gpuShare;
+    }
+
+    /**
+     * A {@link MissReason#LIMIT} refusal of the GPU's budget: the pool's share of a GPU cannot
+     * grow, as the other pools there hold its memory.
+     */
+    public static PageMapFailure gpuShare(String message) {
+        return new PageMapFailure(MissReason.LIMIT, message, null, null, true);
+    }
+
+    /** Whether this is a refusal of the GPU's budget ({@link #gpuShare(String)}) rather than the pool's own limit. */
+    public boolean isGpuShare() {
+        return gpuShare;
     }
 
     public MissReason reason() {

@@ -99,6 +99,16 @@ public final class RankException extends RuntimeException {
         return unrestoredPages;
     }
 
+    /** The driver's error name when a driver call caused this failure ({@code CUDA_ERROR_OUT_OF_MEMORY}), else null. */
+    public String driverError() {
+        for (Throwable cause = getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            if (cause instanceof DeviceException device) {
+                return device.errorName();
+            }
+        }
+        return null;
+    }
+
     /** Whether this failure is one the device side did not anticipate (a bug, not a request or driver problem). */
     public boolean unexpected() {
         Throwable cause = getCause();

@@ -57,6 +57,22 @@ class PageLedgerMapFailureTest {
         assertThat(retry).contains(13, 14, 15).contains(range(0, 8)).contains(range(16, 24));
     }
 
+    /** The GPU's budget and the pool's own limit both miss with LIMIT; the miss says which, as a field. */
+    @Test
+    void aGpuShareRefusalIsALimitMissThatSaysSo() {
+        PageLedger ledger = partlyUsedWithReserve();
+        mapper.nextMap(new ScriptedMapper.Fail(PageMapFailure.gpuShare("gpu sim:0 has no room for 1 page")));
+        Allocation shared = miss(ledger, 19);
+        assertThat(shared.missReason()).isEqualTo(MissReason.LIMIT);
+        assertThat(shared.gpuShare()).isTrue();
+        assertThat(shared.detail()).isEqualTo("gpu sim:0 has no room for 1 page");
+
+        ledger.setLimit(ledger.stats().mappedPages() * TestPools.geometry(6, 8).bytesPerPageId(), 1);
+        Allocation own = miss(ledger, 19);
+        assertThat(own.missReason()).isEqualTo(MissReason.LIMIT);
+        assertThat(own.gpuShare()).isFalse();
+    }
+
     @Test
     void aMapperThatThrowsIsAFailedMap() {
         PageLedger ledger = partlyUsedWithReserve();

@@ -6,6 +6,7 @@ import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -75,7 +76,7 @@ public final class EngineExample {
     /** What an engine hands its attention kernels: per (layer, buffer), address and strides, from rank pp0/tp0. */
     private Future<JsonArray> views(String instance) {
         return vertx.eventBus().<JsonObject>request("kvpager." + instance + ".pp0.tp0", new JsonObject().put("group", 0),
-                new DeliveryOptions().addHeader("action", "views")).map(reply -> reply.body().getJsonArray("views"));
+                new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.VIEWS)).map(reply -> reply.body().getJsonArray("views"));
     }
 
     /** A sequence being decoded: its blocks, and tokens until it needs another one. */

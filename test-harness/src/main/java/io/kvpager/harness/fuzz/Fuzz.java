@@ -1,5 +1,6 @@
 package io.kvpager.harness.fuzz;
 
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -71,7 +72,7 @@ public final class Fuzz {
     private Future<Void> send(HostileMessage m) {
         DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(timeout.toMillis());
         if (m.action() != null) {
-            delivery.addHeader("action", m.action());
+            delivery.addHeader(WorkerProtocol.ACTION_HEADER, m.action());
         }
         byTarget.merge(m.target().startsWith("pp") ? "workers" : "coordinator", 1L, Long::sum);
         Future<Message<Object>> answer;

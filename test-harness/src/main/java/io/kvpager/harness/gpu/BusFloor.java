@@ -1,5 +1,6 @@
 package io.kvpager.harness.gpu;
 
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -76,7 +77,7 @@ final class BusFloor implements AutoCloseable {
         for (int r = 0; r < tp; r++) {
             replies.add(vertx.eventBus().request(ADDRESS + r,
                     new JsonObject().put("group", 0).put("pages", new JsonArray().add(i & 255)),
-                    new DeliveryOptions().addHeader("action", "map")));
+                    new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.MAP)));
         }
         Future.join(replies).onComplete(ar -> {
             if (ar.failed()) {

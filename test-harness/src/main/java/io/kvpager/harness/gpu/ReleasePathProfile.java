@@ -5,6 +5,7 @@ import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cuda.RawPageLoop;
 import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
@@ -108,7 +109,7 @@ public final class ReleasePathProfile {
                 .put("layers", MapPathBenchmark.LAYERS).put("kvBuffers", MapPathBenchmark.KV_BUFFERS)
                 .put("blockBytes", MapPathBenchmark.PAGE_BYTES).put("pageBytes", MapPathBenchmark.PAGE_BYTES)
                 .put("pages", MapPathBenchmark.PAGES).put("layout", Layout.PAGE_MAJOR.name()).put("owner", OWNER),
-                new DeliveryOptions().addHeader("action", "create-tensors")));
+                new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.CREATE_TENSORS)));
     }
 
     /** Map, then unmap, of page 0, sent to a worker as the coordinator sends them. */
@@ -136,7 +137,7 @@ public final class ReleasePathProfile {
         private Future<?> send(String action) {
             return vertx.eventBus().request(worker.address(), new JsonObject().put("pp", 0).put("tp", 0).put("group", 0)
                     .put("pages", new JsonArray().add(0)).put("requestId", "direct-" + ids.incrementAndGet()).put("owner", OWNER),
-                    new DeliveryOptions().addHeader("action", action));
+                    new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action));
         }
     }
 

@@ -1,6 +1,7 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Layout;
+import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Vertx;
@@ -66,12 +67,12 @@ final class StartupBenchmark implements GpuSection {
                     long t0 = System.nanoTime();
                     String failure = null;
                     try {
-                        request(vertx, config, "create-tensors", body);
+                        request(vertx, config, WorkerProtocol.CREATE_TENSORS, body);
                     } catch (RuntimeException e) {
                         failure = e.getMessage();
                     }
                     long t1 = System.nanoTime();
-                    request(vertx, config, "destroy-tensors", new JsonObject().put("group", group).put("owner", OWNER));
+                    request(vertx, config, WorkerProtocol.DESTROY_TENSORS, new JsonObject().put("group", group).put("owner", OWNER));
                     long t2 = System.nanoTime();
                     rows.add(new Row(layout, zeroPage, (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure));
                     System.out.printf("  %-10s zeroPage=%-5s create %.1f ms, destroy %.1f ms%s%n", layout, zeroPage,
@@ -87,6 +88,6 @@ final class StartupBenchmark implements GpuSection {
 
     private static void request(Vertx vertx, RankWorker config, String action, JsonObject body) {
         Await.of(vertx.eventBus().request(config.address(), body,
-                new DeliveryOptions().addHeader("action", action).setSendTimeout(600_000)));
+                new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action).setSendTimeout(600_000)));
     }
 }

@@ -7,6 +7,7 @@ import io.kvpager.cache.KvPagerException;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.impl.protocol.Owner;
+import io.kvpager.impl.protocol.CreateTensorsReply;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -64,12 +65,11 @@ public final class PoolBudget {
      * claims the standing memory there. Fails with an {@link FailureCode#OUT_OF_MEMORY}
      * {@link KvPagerException} when a GPU has no room for it, after giving back what it took.
      */
-    public Future<Void> open(Map<RankTarget, JsonObject> created) {
-        Map<String, List<Map.Entry<RankTarget, JsonObject>>> byGpu = new LinkedHashMap<>();
-        for (Map.Entry<RankTarget, JsonObject> e : created.entrySet()) {
-            if (e.getValue() != null && e.getValue().getValue("gpu") instanceof String gpu && !gpu.isBlank()
-                    && e.getValue().getValue("gpuBytes") instanceof Number) {
-                byGpu.computeIfAbsent(gpu, g -> new ArrayList<>()).add(e);
+    public Future<Void> open(Map<RankTarget, CreateTensorsReply> created) {
+        Map<String, List<Map.Entry<RankTarget, CreateTensorsReply>>> byGpu = new LinkedHashMap<>();
+        for (Map.Entry<RankTarget, CreateTensorsReply> e : created.entrySet()) {
+            if (e.getValue() != null && e.getValue().gpu() != null && !e.getValue().gpu().isBlank()) {
+                byGpu.computeIfAbsent(e.getValue().gpu(), g -> new ArrayList<>()).add(e);
             } else {
                 log.debug("{}: {} does not name its GPU; its memory is not brokered", name, e.getKey().name());
             }
@@ -79,19 +79,19 @@ public final class PoolBudget {
         }
         recalls = SurplusRecall.answer(vertx, owner, pool, this::yieldOn);
         Future<Void> chain = recalls.completion();
-        for (Map.Entry<String, List<Map.Entry<RankTarget, JsonObject>>> gpu : byGpu.entrySet()) {
+        for (Map.Entry<String, List<Map.Entry<RankTarget, CreateTensorsReply>>> gpu : byGpu.entrySet()) {
             chain = chain.compose(v -> openLease(gpu.getKey(), gpu.getValue()));
         }
         return chain.recover(e -> close().transform(closed -> Future.failedFuture(e)));
     }
 
-    private Future<Void> openLease(String gpu, List<Map.Entry<RankTarget, JsonObject>> ranks) {
+    private Future<Void> openLease(String gpu, List<Map.Entry<RankTarget, CreateTensorsReply>> ranks) {
         long capacity = Long.MAX_VALUE;
         long standing = 0;
         List<String> names = new ArrayList<>(ranks.size());
-        for (Map.Entry<RankTarget, JsonObject> rank : ranks) {
-            capacity = Math.min(capacity, ((Number) rank.getValue().getValue("gpuBytes")).longValue());
-            standing += rank.getValue().getValue("standingBytes") instanceof Number n ? n.longValue() : 0;
+        for (Map.Entry<RankTarget, CreateTensorsReply> rank : ranks) {
+            capacity = Math.min(capacity, rank.getValue().gpuBytes());
+            standing += rank.getValue().standingBytes();
             names.add(rank.getKey().name());
         }
         long standingBytes = standing;
@@ -175,10 +175,10 @@ public final class PoolBudget {
     private PageMapFailure refusal(GpuLease lease, int pages, Future<Boolean> answer) {
         GpuBroker broker = lease.broker();
         if (answer.succeeded()) {
-            return new PageMapFailure(MissReason.LIMIT, name + ": gpu " + broker.gpu() + " has no room for " + pages
+            return PageMapFailure.gpuShare(name + ": gpu " + broker.gpu() + " has no room for " + pages
                     + (pages == 1 ? " page" : " pages") + " (" + bytesOf(lease, pages) + " bytes on " + lease.ranks() + "): "
                     + broker.lastSeen().total() + " of " + broker.capacityBytes() + " bytes are taken by the caches on it, "
-                    + lease.held() + " by this pool", null, null);
+                    + lease.held() + " by this pool");
         }
         return new PageMapFailure(MissReason.MAP_FAILED, name + ": the broker of gpu " + broker.gpu() + " failed: "
                 + answer.cause().getMessage(), null, answer.cause());

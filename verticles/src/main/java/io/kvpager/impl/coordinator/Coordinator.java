@@ -1,5 +1,12 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.impl.protocol.HandlePoolJson;
+import io.kvpager.impl.protocol.CreateTensorsRequest;
+import io.kvpager.impl.protocol.RequestBody;
+import io.kvpager.impl.protocol.GroupStats;
+import io.kvpager.impl.protocol.StatsReply;
+import io.kvpager.impl.protocol.StatsRequest;
 import io.kvpager.Allocation;
 import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
@@ -19,6 +26,7 @@ import io.kvpager.core.ReserveMarks;
 import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.impl.protocol.Owner;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -90,7 +98,8 @@ public final class Coordinator {
         this.pool = PoolRanks.of(options);
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
-        JsonObject tensors = tensorsBody(options);
+        JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
+                handlePool(options)).toJson();
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages, this::fanOutsSettled);
         this.mapper = new FanOutMapper(fanOut, rejoin);
@@ -110,16 +119,11 @@ public final class Coordinator {
         this.sweep = new QuarantineSweep(vertx, ledger, fanOut, budget, options.getRefillIntervalMs(), name);
     }
 
-    /** The {@code create-tensors} body of this pool, without the group (the fan-out adds it). */
-    static JsonObject tensorsBody(KvCacheOptions options) {
-        JsonObject body = new JsonObject().put("layers", options.getLayers()).put("kvBuffers", options.getKvBuffers())
-                .put("blockBytes", options.getBlockBytes()).put("pageBytes", options.getPageBytes())
-                .put("pages", options.getPages()).put("layout", options.getLayout().name())
-                .put("zeroPage", options.isZeroPage());
-        if (options.getHandlePool() != null) {
-            body.put("handlePool", options.getHandlePool());
-        }
-        return body;
+    /** The handle-pool bounds the options ask for, read as a worker reads them; null for the worker's defaults. */
+    private static HandlePoolOptions handlePool(KvCacheOptions options) {
+        JsonObject asked = options.getHandlePool();
+        return asked == null ? null : HandlePoolJson.read(new RequestBody(new JsonObject()
+                .put(CreateTensorsRequest.HANDLE_POOL, asked)), options.geometry());
     }
 
     public KvCacheOptions options() {
@@ -304,10 +308,10 @@ public final class Coordinator {
     public Future<CacheStats> stats() {
         PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId(), downMisses);
         Future<List<GpuStats>> gpus = budget.stats();
-        return fanOut.toAll(RankFanOut.STATS, new JsonObject()).compose(replies -> gpus.map(gpuStats -> {
+        return fanOut.toAll(WorkerAction.STATS, new StatsRequest().toJson()).compose(replies -> gpus.map(gpuStats -> {
             List<RankStats> ranks = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
-                ranks.add(reply.succeeded() ? rankStats(reply, pool.group()) : RankStats.down(reply.failure()));
+                ranks.add(rankStats(reply, pool.group()));
             }
             CacheState state = closing != null ? CacheState.CLOSED : !ready.isComplete() ? CacheState.STARTING
                     : ready.failed() ? CacheState.FAILED : CacheState.READY;
@@ -378,7 +382,7 @@ public final class Coordinator {
         if (ready != null) {
             tensorStart.cancel();
         }
-        refill.after(() -> sweep.idle().transform(swept -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject()))).map(replies -> {
+        refill.after(() -> sweep.idle().transform(swept -> fanOut.toAll(WorkerAction.DESTROY_TENSORS, new JsonObject()))).map(replies -> {
             List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
                 // CONFLICT: a new owner reclaimed the group there, and with it this pool's pages
@@ -449,17 +453,22 @@ public final class Coordinator {
                 s.maps(), s.unmaps(), bytesPerPage);
     }
 
+    /** A rank's stats, or the rank down: it failed, or answered something that is not a {@link StatsReply}. */
     private static RankStats rankStats(RankReply reply, int group) {
-        JsonObject body = reply.body();
-        JsonObject groups = body.getJsonObject("groups", new JsonObject());
-        JsonObject mine = groups.getJsonObject(String.valueOf(group), new JsonObject());
-        return new RankStats(reply.rank().name(), true, null, body.getString("device", ""),
-                number(mine, "mappedPages"), number(mine, "handles"), number(body, "handlesAlive"),
-                number(body, "deviceUsedBytes"), number(body, "deviceFreeBytes"), number(body, "deviceTotalBytes"));
-    }
-
-    private static long number(JsonObject json, String key) {
-        return json.getValue(key) instanceof Number n ? n.longValue() : 0;
+        if (!reply.succeeded()) {
+            return RankStats.down(reply.failure());
+        }
+        StatsReply stats;
+        try {
+            stats = StatsReply.fromJson(reply.body());
+        } catch (IllegalArgumentException e) {
+            return RankStats.down(new io.kvpager.cache.RankFailure(reply.rank().name(), FailureCode.DRIVER_ERROR,
+                    reply.rank().name() + " answered stats with " + reply.body().encode() + ": " + e.getMessage()));
+        }
+        GroupStats mine = stats.groups().get(group);
+        return new RankStats(reply.rank().name(), true, null, stats.device(), mine == null ? 0 : mine.mappedPages(),
+                mine == null ? 0 : mine.handles(), stats.handlesAlive(), stats.deviceUsedBytes(), stats.deviceFreeBytes(),
+                stats.deviceTotalBytes());
     }
 
 }

@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
 import io.kvpager.LimitResult;
@@ -48,7 +49,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
     public void handle(Message<Object> message) {
         Future<JsonObject> answer;
         try {
-            answer = dispatch(message.headers().get(RankFanOut.ACTION), body(message.body()));
+            answer = dispatch(message.headers().get(WorkerProtocol.ACTION_HEADER), body(message.body()));
         } catch (IllegalArgumentException e) {
             answer = Future.failedFuture(e);
         }

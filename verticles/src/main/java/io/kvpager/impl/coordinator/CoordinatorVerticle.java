@@ -1,6 +1,7 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -59,7 +60,7 @@ public final class CoordinatorVerticle extends VerticleBase {
      */
     static Future<Void> addressIsFree(Vertx vertx, KvCacheOptions options) {
         String address = PoolRanks.of(options).coordinatorAddress();
-        DeliveryOptions ask = new DeliveryOptions().addHeader(RankFanOut.ACTION, "pool")
+        DeliveryOptions ask = new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, "pool")
                 .setSendTimeout(Math.min(options.getSendTimeoutMs(), 5_000));
         return vertx.eventBus().request(address, new JsonObject(), ask).transform(ar -> {
             if (ar.failed() && ar.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS) {

@@ -6,14 +6,15 @@ import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
+import io.kvpager.impl.protocol.PagesReply;
+import io.kvpager.impl.protocol.RequestFields;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -28,7 +29,8 @@ import java.util.concurrent.CompletionStage;
  * either (its worker may still be working). When any rank failed, the opposite request goes to
  * every rank that answered. If the compensation fails too, the batch's state on the ranks is
  * unknown: its pages are quarantined, not to be handed out again until the {@link QuarantineSweep}
- * finds them released on every rank.
+ * finds them released on every rank. So are they when a rank failed and says, in its failure's
+ * {@code rollbackComplete} field, that it could not undo its part: it holds some of the batch.
  *
  * <p>A rank that timed out is never waited for twice: the caller hears the failure once the send
  * timeout has passed, with the batch quarantined, and the compensation is the sweep's, in the
@@ -48,13 +50,6 @@ import java.util.concurrent.CompletionStage;
  */
 public final class FanOutMapper implements PageMapper {
 
-    /**
-     * What a worker's failure text says when undoing its part of a batch failed as well, so that
-     * the rank holds some of the batch: its pages are then quarantined, as nothing else can tell
-     * which of them it holds.
-     */
-    static final String ROLLBACK_INCOMPLETE = "rollback incomplete";
-
     private final RankFanOut fanOut;
     private final RankRejoin rejoin;
     private int inFlight;
@@ -67,23 +62,23 @@ public final class FanOutMapper implements PageMapper {
 
     @Override
     public CompletionStage<Void> map(int[] pages) {
-        return afterRejoin(RankFanOut.MAP, RankFanOut.UNMAP, "mapped", pages.clone()).toCompletionStage();
+        return afterRejoin(WorkerAction.MAP, WorkerAction.UNMAP, pages.clone()).toCompletionStage();
     }
 
     @Override
     public CompletionStage<Void> unmap(int[] pages) {
-        return afterRejoin(RankFanOut.UNMAP, RankFanOut.MAP, "unmapped", pages.clone()).toCompletionStage();
+        return afterRejoin(WorkerAction.UNMAP, WorkerAction.MAP, pages.clone()).toCompletionStage();
     }
 
-    private Future<Void> afterRejoin(String action, String inverse, String replyField, int[] batch) {
+    private Future<Void> afterRejoin(WorkerAction action, WorkerAction inverse, int[] batch) {
         return rejoin.rejoin().transform(rejoined -> {
             if (rejoined.succeeded()) {
-                return apply(action, inverse, replyField, batch);
+                return apply(action, inverse, batch);
             }
             Throwable cause = rejoined.cause();
             MissReason reason = cause instanceof KvPagerException k && !k.failures().isEmpty()
                     ? reasonOf(k.failures()) : MissReason.RANK_DOWN;
-            return Future.<Void>failedFuture(new PageMapFailure(reason, action + " of " + describe(batch) + " in group "
+            return Future.<Void>failedFuture(new PageMapFailure(reason, action.wireName() + " of " + describe(batch) + " in group "
                     + fanOut.pool().group() + " not sent: " + cause.getMessage(), null, cause));
         });
     }
@@ -100,12 +95,12 @@ public final class FanOutMapper implements PageMapper {
     }
 
     /** Sends {@code action} for {@code pages} to every rank; on any failure undoes it where it took or may have taken effect. */
-    public Future<Void> apply(String action, String inverse, String replyField, int[] pages) {
+    public Future<Void> apply(WorkerAction action, WorkerAction inverse, int[] pages) {
         if (pages.length == 0) {
             return Future.succeededFuture();
         }
         inFlight++;
-        return send(action, inverse, replyField, pages).andThen(done -> {
+        return send(action, inverse, pages).andThen(done -> {
             if (--inFlight == 0 && settled != null) {
                 Promise<Void> waiting = settled;
                 settled = null;
@@ -114,20 +109,20 @@ public final class FanOutMapper implements PageMapper {
         });
     }
 
-    private Future<Void> send(String action, String inverse, String replyField, int[] pages) {
+    private Future<Void> send(WorkerAction action, WorkerAction inverse, int[] pages) {
         int[] batch = pages.clone();
-        JsonObject fields = new JsonObject().put("pages", RankFanOut.pageArray(batch));
+        JsonObject fields = new JsonObject().put(RequestFields.PAGES, RequestFields.pageArray(batch));
         return fanOut.toAll(action, fields).compose(replies -> {
             List<RankReply> checked = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
-                checked.add(checkReply(reply, action, replyField, batch));
+                checked.add(checkReply(reply, action, batch));
             }
             rejoin.noteLost(checked);
             List<RankFailure> failures = RankFanOut.failures(checked);
             if (failures.isEmpty()) {
                 return Future.succeededFuture();
             }
-            KvPagerException failure = KvPagerException.ofRanks(action + " of " + describe(batch) + " in group "
+            KvPagerException failure = KvPagerException.ofRanks(action.wireName() + " of " + describe(batch) + " in group "
                     + fanOut.pool().group(), checked.size(), failures);
             MissReason reason = reasonOf(failures);
             List<String> timedOut = new ArrayList<>();
@@ -143,7 +138,7 @@ public final class FanOutMapper implements PageMapper {
                     // answered something other than the batch: its state is unknown
                     undo.add(reply.rank());
                     unknown.add(reply.rank());
-                } else if (reply.failure().message().contains(ROLLBACK_INCOMPLETE)) {
+                } else if (!reply.failure().rollbackComplete()) {
                     partial.add(reply.failure());
                 }
             }
@@ -165,7 +160,7 @@ public final class FanOutMapper implements PageMapper {
                         stuck.add(reply.failure());
                     }
                 }
-                StringBuilder note = new StringBuilder("compensation: ").append(inverse).append(" again on ")
+                StringBuilder note = new StringBuilder("compensation: ").append(inverse.wireName()).append(" again on ")
                         .append(undoneOn.isEmpty() ? "no rank" : String.join(", ", undoneOn));
                 int[] quarantined = null;
                 if (!stuck.isEmpty()) {
@@ -186,37 +181,21 @@ public final class FanOutMapper implements PageMapper {
     }
 
     /** A success that does not confirm exactly the batch counts as a failure with unknown state. */
-    private static RankReply checkReply(RankReply reply, String action, String field, int[] batch) {
-        if (!reply.succeeded() || confirms(reply.body().getJsonArray(field), batch)) {
+    private static RankReply checkReply(RankReply reply, WorkerAction action, int[] batch) {
+        if (!reply.succeeded() || confirms(reply.body(), action, batch)) {
             return reply;
         }
         return new RankReply(reply.rank(), reply.body(), new RankFailure(reply.rank().name(), FailureCode.DRIVER_ERROR,
-                reply.rank().name() + " answered " + action + " of " + describe(batch) + " with " + reply.body().encode()));
+                reply.rank().name() + " answered " + action.wireName() + " of " + describe(batch) + " with " + reply.body().encode()));
     }
 
-    /**
-     * Whether {@code confirmed} holds the batch's pages, each once, in any order: a bit per page of
-     * the batch instead of two sets of boxed ids, since every map and unmap reply is checked.
-     */
-    static boolean confirms(JsonArray confirmed, int[] batch) {
-        if (confirmed == null || confirmed.size() != batch.length) {
+    /** Whether {@code body} is a well-formed answer to {@code action} that confirms exactly {@code batch}. */
+    static boolean confirms(JsonObject body, WorkerAction action, int[] batch) {
+        try {
+            return body != null && PagesReply.fromJson(action, body).confirms(batch);
+        } catch (IllegalArgumentException malformed) {
             return false;
         }
-        BitSet expected = new BitSet();
-        for (int page : batch) {
-            expected.set(page);
-        }
-        if (expected.cardinality() != batch.length) {
-            return false;
-        }
-        for (int i = 0; i < confirmed.size(); i++) {
-            // only an Integer: a Long or a Double that equals a page id is not what a worker sends
-            if (!(confirmed.getValue(i) instanceof Integer page) || page < 0 || !expected.get(page)) {
-                return false;
-            }
-            expected.clear(page);
-        }
-        return true;
     }
 
     private static String partlyHeld(List<RankFailure> partial, int[] batch) {

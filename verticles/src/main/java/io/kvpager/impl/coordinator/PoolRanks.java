@@ -1,6 +1,7 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.protocol.WorkerProtocol;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +38,6 @@ public record PoolRanks(String instance, List<Integer> stages, int tp, int group
 
     /** The coordinator's event-bus address: {@code kvpager.<instance>.coordinator}. */
     public String coordinatorAddress() {
-        return "kvpager." + instance + ".coordinator";
+        return WorkerProtocol.coordinatorAddress(instance);
     }
 }

@@ -2,9 +2,10 @@ package io.kvpager.impl.coordinator;
 
 import io.kvpager.core.PageLedger;
 import io.kvpager.impl.broker.PoolBudget;
+import io.kvpager.impl.protocol.RequestFields;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,7 +85,7 @@ final class QuarantineSweep {
             return;
         }
         running = true;
-        round = fanOut.toAll(RankFanOut.RELEASE_PAGES, new JsonObject().put("pages", RankFanOut.pageArray(pages)))
+        round = fanOut.toAll(WorkerAction.RELEASE_PAGES, new JsonObject().put(RequestFields.PAGES, RequestFields.pageArray(pages)))
                 .compose(replies -> stopped ? Future.succeededFuture() : settle(pages, replies))
                 .andThen(done -> running = false);
     }
@@ -94,8 +95,7 @@ final class QuarantineSweep {
         for (RankReply reply : replies) {
             if (!reply.succeeded()) {
                 unconfirmed.add(reply.failure().toString());
-            } else if (!(reply.body() != null && reply.body().getValue("clean") instanceof JsonArray clean
-                    && FanOutMapper.confirms(clean, pages))) {
+            } else if (!FanOutMapper.confirms(reply.body(), WorkerAction.RELEASE_PAGES, pages)) {
                 unconfirmed.add(reply.rank().name() + " answered " + (reply.body() == null ? "nothing" : reply.body().encode()));
             }
         }

@@ -4,13 +4,15 @@ import io.kvpager.FailureCode;
 import io.kvpager.impl.membership.RankDeparted;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.impl.protocol.Owner;
+import io.kvpager.impl.protocol.RequestFields;
+import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
@@ -34,19 +36,13 @@ import java.util.UUID;
  * rank's node has left the cluster (in flight or before it is sent); such a rank answers
  * {@link FailureCode#NO_RANK}, like a rank with no worker.
  *
+ * <p>Every request asks for failures with fields ({@link WorkerProtocol#askForFailureFields}), so
+ * that a rank's failure arrives as a {@link io.kvpager.cache.RankFailure} whose decisions
+ * ({@code rollbackComplete}, {@code unrestoredPages}) nobody has to read from its text.
+ *
  * <p>Requests must be sent from the coordinator's context: their replies complete there.
  */
 public final class RankFanOut {
-
-    /** The header that carries a worker action. */
-    public static final String ACTION = "action";
-    public static final String CREATE_TENSORS = "create-tensors";
-    public static final String TENSORS_CREATED = "tensors-created";
-    public static final String MAP = "map";
-    public static final String UNMAP = "unmap";
-    public static final String RELEASE_PAGES = "release-pages";
-    public static final String DESTROY_TENSORS = "destroy-tensors";
-    public static final String STATS = "stats";
 
     private final EventBus bus;
     private final PoolRanks pool;
@@ -89,7 +85,7 @@ public final class RankFanOut {
     }
 
     /** {@link #send(List, String, JsonObject, long)} to every rank of the pool with the send timeout. */
-    public Future<List<RankReply>> toAll(String action, JsonObject fields) {
+    public Future<List<RankReply>> toAll(WorkerAction action, JsonObject fields) {
         return send(pool.ranks(), action, fields, sendTimeoutMs);
     }
 
@@ -98,30 +94,32 @@ public final class RankFanOut {
      * pool's group and the owner are added to every body (neither for {@code stats}), and a requestId to map, unmap and release-pages. The future never fails:
      * it holds one {@link RankReply} per rank, in the order given.
      */
-    public Future<List<RankReply>> send(List<RankTarget> ranks, String action, JsonObject fields, long timeoutMs) {
-        DeliveryOptions delivery = new DeliveryOptions().addHeader(ACTION, action).setSendTimeout(timeoutMs);
+    public Future<List<RankReply>> send(List<RankTarget> ranks, WorkerAction action, JsonObject fields, long timeoutMs) {
+        DeliveryOptions delivery = WorkerProtocol.askForFailureFields(bus, new DeliveryOptions()
+                .addHeader(WorkerAction.HEADER, action.wireName()).setSendTimeout(timeoutMs));
         long sentAt = System.nanoTime();
         List<Future<Message<Object>>> sent = new ArrayList<>(ranks.size());
         for (RankTarget rank : ranks) {
             // one level deep: the ranks' bodies share the fields' values (the page array, say),
             // which nobody changes once sent; the bus copies a body before its consumer sees it
-            JsonObject body = new JsonObject(new LinkedHashMap<>(fields.getMap())).put("pp", rank.pp()).put("tp", rank.tp());
-            if (STATS.equals(action)) {
-                body.remove("group");
-                body.remove("owner");
+            JsonObject body = new JsonObject(new LinkedHashMap<>(fields.getMap()))
+                    .put(RequestFields.PP, rank.pp()).put(RequestFields.TP, rank.tp());
+            if (action == WorkerAction.STATS) {
+                body.remove(RequestFields.GROUP);
+                body.remove(RequestFields.OWNER);
             } else {
-                body.put("group", pool.group()).put("owner", owner.toString());
+                body.put(RequestFields.GROUP, pool.group()).put(RequestFields.OWNER, owner.toString());
             }
-            if (MAP.equals(action) || UNMAP.equals(action) || RELEASE_PAGES.equals(action)) {
-                body.put("requestId", requestPrefix + "-" + (++requests));
+            if (action == WorkerAction.MAP || action == WorkerAction.UNMAP || action == WorkerAction.RELEASE_PAGES) {
+                body.put(RequestFields.REQUEST_ID, requestPrefix + "-" + (++requests));
             }
             String address = rank.address(pool.instance());
-            sent.add(nodes.request(rank, action, () -> bus.request(address, body, delivery)));
+            sent.add(nodes.request(rank, action.wireName(), () -> bus.request(address, body, delivery)));
         }
         return Future.join(sent).transform(joined -> {
             List<RankReply> replies = new ArrayList<>(ranks.size());
             for (int i = 0; i < ranks.size(); i++) {
-                replies.add(replyOf(ranks.get(i), action, timeoutMs, sentAt, sent.get(i)));
+                replies.add(replyOf(ranks.get(i), action.wireName(), timeoutMs, sentAt, sent.get(i)));
             }
             return Future.succeededFuture(replies);
         });
@@ -140,6 +138,10 @@ public final class RankFanOut {
         String address = rank.address(pool.instance());
         if (cause instanceof RankDeparted departed) {
             return RankReply.failed(rank, FailureCode.NO_RANK, departed.getMessage());
+        }
+        io.kvpager.cache.RankFailure fields = WorkerProtocol.failureOf(cause);
+        if (fields != null) {
+            return RankReply.failed(rank, fields);
         }
         if (cause instanceof ReplyException reply) {
             return switch (reply.failureType()) {
@@ -182,14 +184,5 @@ public final class RankFanOut {
             }
         }
         return failures;
-    }
-
-    /** The page ids as the wire carries them. */
-    public static JsonArray pageArray(int[] pages) {
-        JsonArray array = new JsonArray(new ArrayList<>(pages.length));
-        for (int p : pages) {
-            array.add(p);
-        }
-        return array;
     }
 }

@@ -3,6 +3,8 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
+import io.kvpager.impl.protocol.RequestFields;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -113,8 +115,8 @@ public final class RankRejoin {
                     if (pages.length == 0) {
                         return Future.succeededFuture(pages);
                     }
-                    JsonObject fields = new JsonObject().put("pages", RankFanOut.pageArray(pages));
-                    return fanOut.send(ranks, RankFanOut.MAP, fields, fanOut.sendTimeoutMs()).compose(replies -> {
+                    JsonObject fields = new JsonObject().put(RequestFields.PAGES, RequestFields.pageArray(pages));
+                    return fanOut.send(ranks, WorkerAction.MAP, fields, fanOut.sendTimeoutMs()).compose(replies -> {
                         List<RankFailure> failures = RankFanOut.failures(replies);
                         return failures.isEmpty() ? Future.succeededFuture(pages)
                                 : Future.failedFuture(KvPagerException.ofRanks("re-mapping the " + pages.length

@@ -12,7 +12,11 @@ public record RankReply(RankTarget rank, JsonObject body, RankFailure failure) {
     }
 
     public static RankReply failed(RankTarget rank, FailureCode code, String message) {
-        return new RankReply(rank, null, new RankFailure(rank.name(), code, message));
+        return failed(rank, new RankFailure(rank.name(), code, message));
+    }
+
+    public static RankReply failed(RankTarget rank, RankFailure failure) {
+        return new RankReply(rank, null, failure);
     }
 
     public boolean succeeded() {

@@ -1,5 +1,7 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.WorkerProtocol;
+
 /**
  * One rank a pool's requests go to: pipeline stage {@code pp}, tensor-parallel rank {@code tp}.
  */
@@ -18,7 +20,7 @@ public record RankTarget(int pp, int tp) {
 
     /** The rank worker's event-bus address: {@code kvpager.<instance>.pp<P>.tp<R>}. */
     public String address(String instance) {
-        return "kvpager." + instance + ".pp" + pp + ".tp" + tp;
+        return WorkerProtocol.rankAddress(instance, pp, tp);
     }
 
     @Override

@@ -3,6 +3,9 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
+import io.kvpager.impl.protocol.CreateTensorsReply;
+import io.kvpager.impl.protocol.TensorsCreatedReply;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -41,7 +44,7 @@ public final class TensorStart {
     private final boolean patient;
     private final Map<RankTarget, State> states = new LinkedHashMap<>();
     private final Map<RankTarget, RankFailure> lastFailures = new LinkedHashMap<>();
-    private final Map<RankTarget, JsonObject> answers = new LinkedHashMap<>();
+    private final Map<RankTarget, CreateTensorsReply> answers = new LinkedHashMap<>();
     private final Promise<Void> done = Promise.promise();
     private RankFailure lastError;
     private long startNanos;
@@ -78,7 +81,7 @@ public final class TensorStart {
      * GPU it runs on ({@code gpu}, {@code gpuBytes}) and the memory the group may hold besides its
      * pages ({@code standingBytes}).
      */
-    public Map<RankTarget, JsonObject> created() {
+    public Map<RankTarget, CreateTensorsReply> created() {
         return java.util.Collections.unmodifiableMap(answers);
     }
 
@@ -107,14 +110,16 @@ public final class TensorStart {
         long timeout = Math.max(1, Math.min(fanOut.sendTimeoutMs(), left));
         List<RankTarget> toCreate = ranksIn(State.TO_CREATE);
         Future<List<RankReply>> created = toCreate.isEmpty() ? Future.succeededFuture(List.of())
-                : fanOut.send(toCreate, RankFanOut.CREATE_TENSORS, tensors, timeout);
+                : fanOut.send(toCreate, WorkerAction.CREATE_TENSORS, tensors, timeout);
         created.compose(replies -> {
             List<RankFailure> fatal = new ArrayList<>();
-            for (RankReply reply : replies) {
+            for (RankReply sent : replies) {
+                RankReply reply = read(sent, WorkerAction.CREATE_TENSORS);
                 if (reply.succeeded()) {
+                    CreateTensorsReply answer = CreateTensorsReply.fromJson(reply.body());
                     states.put(reply.rank(), State.CREATED);
-                    answers.put(reply.rank(), reply.body());
-                    logReclaimed(reply);
+                    answers.put(reply.rank(), answer);
+                    logReclaimed(reply.rank(), answer);
                 } else if (!patient || reply.code() == FailureCode.BAD_REQUEST || reply.code() == FailureCode.CONFLICT) {
                     fatal.add(reply.failure());
                 } else {
@@ -128,13 +133,14 @@ public final class TensorStart {
             }
             List<RankTarget> toAsk = ranksIn(State.CREATED);
             return toAsk.isEmpty() ? Future.succeededFuture()
-                    : fanOut.send(toAsk, RankFanOut.TENSORS_CREATED, new JsonObject(), timeout).map(answers -> {
+                    : fanOut.send(toAsk, WorkerAction.TENSORS_CREATED, new JsonObject(), timeout).map(answers -> {
                         List<RankFailure> failed = new ArrayList<>();
-                        for (RankReply answer : answers) {
+                        for (RankReply sent : answers) {
+                            RankReply answer = read(sent, WorkerAction.TENSORS_CREATED);
                             if (!answer.succeeded()) {
                                 remember(answer);
                                 failed.add(answer.failure());
-                            } else if (Boolean.TRUE.equals(answer.body().getValue("created"))) {
+                            } else if (TensorsCreatedReply.fromJson(answer.body()).created()) {
                                 states.put(answer.rank(), State.READY);
                             }
                         }
@@ -158,12 +164,34 @@ public final class TensorStart {
         });
     }
 
+    /**
+     * A reply whose body is not the action's answer (a field missing or mistyped) is that rank's
+     * failure, naming what was wrong: the rank is not ready, and is asked again if the start is patient.
+     */
+    private static RankReply read(RankReply reply, WorkerAction action) {
+        if (!reply.succeeded()) {
+            return reply;
+        }
+        try {
+            if (action == WorkerAction.CREATE_TENSORS) {
+                CreateTensorsReply.fromJson(reply.body());
+            } else {
+                TensorsCreatedReply.fromJson(reply.body());
+            }
+            return reply;
+        } catch (IllegalArgumentException e) {
+            return RankReply.failed(reply.rank(), FailureCode.DRIVER_ERROR, reply.rank().name() + " answered "
+                    + action.wireName() + " with " + reply.body().encode() + ": " + e.getMessage());
+        }
+    }
+
     /** A rank that gave this owner tensors another owner had left says what it released first: the start is clean. */
-    private void logReclaimed(RankReply reply) {
-        if (reply.body() != null && reply.body().getValue("reclaimed") instanceof JsonObject reclaimed) {
+    private void logReclaimed(RankTarget rank, CreateTensorsReply answer) {
+        if (answer.reclaimed() != null) {
+            CreateTensorsReply.Reclaimed reclaimed = answer.reclaimed();
             log.warn("cache {} group {}: {} reclaimed the tensors that owner {} left: {} pages, {} bytes released; {} starts clean",
-                    fanOut.pool().instance(), fanOut.pool().group(), reply.rank().name(), reclaimed.getValue("owner"),
-                    reclaimed.getValue("pages"), reclaimed.getValue("bytes"), fanOut.owner());
+                    fanOut.pool().instance(), fanOut.pool().group(), rank.name(), reclaimed.owner(),
+                    reclaimed.pages(), reclaimed.bytes(), fanOut.owner());
         }
     }
 

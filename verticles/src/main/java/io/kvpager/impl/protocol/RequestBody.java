@@ -5,12 +5,13 @@ import io.kvpager.impl.options.OptionRules;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 
 /**
- * Typed, strict reads of a request body. {@link JsonObject}'s own getters truncate a long into an
+ * Typed, strict reads of a request or reply body. {@link JsonObject}'s own getters truncate a long into an
  * int and read {@code 1.5} as {@code 1}; a worker must refuse such a request instead, before it
  * touches any mapping. Every refusal is an {@link IllegalArgumentException} (a 400) naming the
  * field and what it held, in the words of {@link OptionRules}, the rules every kvpager option follows.
@@ -184,5 +185,75 @@ public final class RequestBody {
             ids[i] = (int) id;
         }
         return ids;
+    }
+
+    /** A required boolean field. */
+    public boolean requireBoolean(String name) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw OptionRules.required(path + name);
+        }
+        return OptionReader.bool(path + name, value);
+    }
+
+    /** A required string field, which may be empty. */
+    public String requireText(String name) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw OptionRules.required(path + name);
+        }
+        return OptionReader.string(path + name, value);
+    }
+
+    /** An optional non-empty string field; null when it is missing or null. */
+    public String optionalString(String name) {
+        return json.getValue(name) == null ? null : requireString(name);
+    }
+
+    /** A required object field, read with the same strictness; its refusals name the field as {@code name.field}. */
+    public RequestBody requireObject(String name) {
+        if (json.getValue(name) == null) {
+            throw OptionRules.required(path + name);
+        }
+        return optionalObject(name);
+    }
+
+    /** A required array of objects, each read with the same strictness as {@code name[i].field}. */
+    public List<RequestBody> requireObjects(String name) {
+        JsonArray array = requireArray(name, "an array of objects");
+        List<RequestBody> objects = new ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++) {
+            if (!(array.getValue(i) instanceof JsonObject object)) {
+                throw OptionRules.typeError(path + name + "[" + i + "]", "an object", array.getValue(i));
+            }
+            objects.add(new RequestBody(object, path + name + "[" + i + "]."));
+        }
+        return objects;
+    }
+
+    /** A required array of integers, each within {@code [min, max]}. */
+    public int[] requireInts(String name, int min, int max) {
+        JsonArray array = requireArray(name, "an array of integers");
+        int[] values = new int[array.size()];
+        for (int i = 0; i < values.length; i++) {
+            String field = path + name + "[" + i + "]";
+            Object element = array.getValue(i);
+            if (element == null) {
+                throw OptionRules.typeError(field, "an integer", null);
+            }
+            values[i] = (int) OptionRules.inRange(field, OptionReader.longValue(field, element), min, max);
+        }
+        return values;
+    }
+
+    private JsonArray requireArray(String name, String what) {
+        Object value = json.getValue(name);
+        if (value == null) {
+            throw OptionRules.required(path + name);
+        }
+        if (!(value instanceof JsonArray array)) {
+            throw OptionRules.typeError(path + name, what, value);
+        }
+        return array;
     }
 }

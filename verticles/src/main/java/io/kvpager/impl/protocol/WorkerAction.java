@@ -1,29 +1,31 @@
 package io.kvpager.impl.protocol;
 
+import io.kvpager.protocol.WorkerProtocol;
+
 /** The actions a rank worker answers, by the name they carry in the {@code action} header. */
 public enum WorkerAction {
     /** Reserve a group's virtual ranges (and map its zero page, when asked). */
-    CREATE_TENSORS("create-tensors"),
+    CREATE_TENSORS(WorkerProtocol.CREATE_TENSORS),
     /** Whether a group's tensors exist on this rank. */
-    TENSORS_CREATED("tensors-created"),
+    TENSORS_CREATED(WorkerProtocol.TENSORS_CREATED),
     /** Back page ids with physical memory, all or nothing. */
-    MAP("map"),
+    MAP(WorkerProtocol.MAP),
     /** Give page ids' physical memory back, all or nothing. */
-    UNMAP("unmap"),
+    UNMAP(WorkerProtocol.UNMAP),
     /**
      * Unmap and release each listed page id that is mapped, or partly mapped, whatever its state;
      * pages not mapped are left alone. How quarantined pages are recovered.
      */
-    RELEASE_PAGES("release-pages"),
+    RELEASE_PAGES(WorkerProtocol.RELEASE_PAGES),
     /** Unmap everything of a group and free its virtual ranges. */
-    DESTROY_TENSORS("destroy-tensors"),
+    DESTROY_TENSORS(WorkerProtocol.DESTROY_TENSORS),
     /** Mapped pages and handles per group, device memory. */
-    STATS("stats"),
+    STATS(WorkerProtocol.STATS),
     /** Per (layer, buffer): where the group's blocks are in this worker's address space. */
-    VIEWS("views");
+    VIEWS(WorkerProtocol.VIEWS);
 
     /** The message header that names the action. */
-    public static final String HEADER = "action";
+    public static final String HEADER = WorkerProtocol.ACTION_HEADER;
 
     private final String wireName;
 

@@ -11,6 +11,23 @@ import io.kvpager.impl.broker.DepartedShares;
 import io.kvpager.impl.protocol.Owner;
 import io.kvpager.impl.protocol.RequestBody;
 import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.impl.protocol.CreateTensorsReply;
+import io.kvpager.impl.protocol.CreateTensorsRequest;
+import io.kvpager.impl.protocol.DestroyTensorsReply;
+import io.kvpager.impl.protocol.DestroyTensorsRequest;
+import io.kvpager.impl.protocol.GroupStats;
+import io.kvpager.impl.protocol.HandlePoolJson;
+import io.kvpager.impl.protocol.TensorView;
+import io.kvpager.impl.protocol.HandlePoolStats;
+import io.kvpager.impl.protocol.PagesReply;
+import io.kvpager.impl.protocol.PagesRequest;
+import io.kvpager.impl.protocol.RankFailureReply;
+import io.kvpager.impl.protocol.RequestFields;
+import io.kvpager.impl.protocol.StatsReply;
+import io.kvpager.impl.protocol.TensorsCreatedReply;
+import io.kvpager.impl.protocol.TensorsCreatedRequest;
+import io.kvpager.impl.protocol.ViewsReply;
+import io.kvpager.impl.protocol.ViewsRequest;
 import io.kvpager.spi.Device;
 import io.kvpager.spi.MemoryInfo;
 import io.vertx.core.Context;
@@ -21,13 +38,13 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.internal.VertxInternal;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -54,6 +71,10 @@ import java.util.TreeMap;
  * its groups are released after the grace period ({@link WorkerConfig#leaseGraceMs()}) unless a
  * new owner claims them first ({@link GroupOwners}).
  *
+ * <p>Requests and replies are the records of {@code io.kvpager.impl.protocol}; a failure goes with
+ * its fields (code, rank, group, page, driver error, whether the rollback was complete and the
+ * pages it could not restore) to a sender that asks for them.
+ *
  * <p>Stopping unmaps and releases everything, one group per turn of the thread so that requests
  * queued meanwhile are answered with 503, then releases the pooled handles and closes the device.
  */
@@ -61,7 +82,9 @@ public final class RankWorkerVerticle extends VerticleBase {
 
     private static final Logger LOG = LoggerFactory.getLogger(RankWorkerVerticle.class);
     /** The longest requestId taken; a coordinator's are under 64 characters. */
-    static final int MAX_REQUEST_ID = 256;
+    static final int MAX_REQUEST_ID = RequestFields.MAX_REQUEST_ID;
+    private static final java.util.Set<WorkerAction> PAGES_ACTIONS = java.util.EnumSet.of(WorkerAction.MAP, WorkerAction.UNMAP,
+            WorkerAction.RELEASE_PAGES);
 
     private final DeviceSource source;
     private final AnswerCache answers = new AnswerCache(AnswerCache.DEFAULT_CAPACITY);
@@ -112,6 +135,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         // when the worker is undeployed: answered from the rank's thread, its last events would be
         // refused by the closed pool (with a stack trace) as the node leaves the cluster.
         replies = vertx.isClustered() ? ((VertxInternal) vertx).createEventLoopContext() : null;
+        RankFailureReply.registerCodec(vertx.eventBus());
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
         // a coordinator that dies takes its GPU shares with it only if some node gives them back
         DepartedShares.watch(vertx);
@@ -218,25 +242,35 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
         RequestBody body = new RequestBody(json);
         checkRank(body);
+        if (action != WorkerAction.STATS && !PAGES_ACTIONS.contains(action)) {
+            request.group = groupOf(json);
+        }
         return switch (action) {
-            case CREATE_TENSORS -> Answer.reply(createTensors(body, request));
-            case TENSORS_CREATED -> Answer.reply(tensorsCreated(body, request));
-            case MAP, UNMAP, RELEASE_PAGES -> once(action, body, request);
-            case DESTROY_TENSORS -> Answer.reply(destroyTensors(body, request));
-            case STATS -> Answer.reply(stats());
-            case VIEWS -> Answer.reply(views(body, request));
+            case CREATE_TENSORS -> Answer.reply(createTensors(CreateTensorsRequest.fromJson(json)).toJson());
+            case TENSORS_CREATED -> Answer.reply(tensorsCreated(TensorsCreatedRequest.fromJson(json)).toJson());
+            case MAP, UNMAP, RELEASE_PAGES -> once(action, json, request);
+            case DESTROY_TENSORS -> Answer.reply(destroyTensors(DestroyTensorsRequest.fromJson(json)).toJson());
+            case STATS -> Answer.reply(stats().toJson());
+            case VIEWS -> Answer.reply(views(ViewsRequest.fromJson(json)).toJson());
         };
     }
 
     /** A request for another stage or rank reached this one: refuse it rather than act on the wrong GPU. */
     private void checkRank(RequestBody body) {
         JsonObject json = body.json();
-        if (json.containsKey("pp") && body.requireInt("pp", 0, Integer.MAX_VALUE) != config.pp()) {
-            throw new IllegalArgumentException("the request is for pp" + json.getValue("pp") + " but reached " + rank);
+        if (json.containsKey(RequestFields.PP) && body.requireInt(RequestFields.PP, 0, Integer.MAX_VALUE) != config.pp()) {
+            throw new IllegalArgumentException("the request is for pp" + json.getValue(RequestFields.PP) + " but reached " + rank);
         }
-        if (json.containsKey("tp") && body.requireInt("tp", 0, Integer.MAX_VALUE) != config.tp()) {
-            throw new IllegalArgumentException("the request is for tp" + json.getValue("tp") + " but reached " + rank);
+        if (json.containsKey(RequestFields.TP) && body.requireInt(RequestFields.TP, 0, Integer.MAX_VALUE) != config.tp()) {
+            throw new IllegalArgumentException("the request is for tp" + json.getValue(RequestFields.TP) + " but reached " + rank);
         }
+    }
+
+    /** The group a failure's text names: the request's, when it is a valid group id; its record refuses any other. */
+    private static int groupOf(JsonObject json) {
+        Object group = json.getValue(RequestFields.GROUP);
+        return (group instanceof Integer || group instanceof Long) && ((Number) group).longValue() >= 0
+                && ((Number) group).longValue() <= Integer.MAX_VALUE ? ((Number) group).intValue() : -1;
     }
 
     /**
@@ -246,26 +280,30 @@ public final class RankWorkerVerticle extends VerticleBase {
      * hostile sender cannot make the bounded cache hold its oversized ids and arrays. A request
      * refused before that changed nothing; retried, it is judged afresh.
      */
-    private Answer once(WorkerAction action, RequestBody body, Request request) {
-        String requestId = body.requireId("requestId", MAX_REQUEST_ID);
-        int group = group(body, request);
-        Owner owner = body.requireOwner("owner");
-        GroupTensors tensors = tensors(group);
-        int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
-        requireOwned(group, owner);
-        JsonObject fingerprint = new JsonObject().put("action", action.wireName()).put("group", request.group)
-                .put("pages", ids(pages));
+    private Answer once(WorkerAction action, JsonObject json, Request request) {
+        // a request with no valid requestId is refused before its group is read, and its text names none
+        new RequestBody(json).requireId(RequestFields.REQUEST_ID, MAX_REQUEST_ID);
+        request.group = groupOf(json);
+        PagesRequest pagesRequest = PagesRequest.fromJson(action, json, group -> tensors(group).geometry().pages());
+        int group = pagesRequest.group();
+        GroupTensors tensors = groups.get(group);
+        int[] pages = pagesRequest.pages();
+        requireOwned(group, pagesRequest.owner());
+        JsonObject fingerprint = new JsonObject().put(WorkerAction.HEADER, action.wireName()).put(RequestFields.GROUP, group)
+                .put(RequestFields.PAGES, RequestFields.pageArray(pages));
+        String requestId = pagesRequest.requestId();
         Answer first = answers.answered(requestId, fingerprint);
         if (first != null) {
             return first;
         }
         Answer answer;
         try {
-            answer = Answer.reply(switch (action) {
+            PagesReply reply = switch (action) {
                 case MAP -> map(tensors, pages);
                 case UNMAP -> unmap(tensors, pages);
                 default -> release(tensors, pages);
-            });
+            };
+            answer = Answer.reply(reply.toJson());
         } catch (Throwable e) {
             answer = failure(request, e);
         }
@@ -273,20 +311,14 @@ public final class RankWorkerVerticle extends VerticleBase {
         return answer;
     }
 
-    private JsonObject createTensors(RequestBody body, Request request) {
-        int group = group(body, request);
-        Owner owner = body.requireOwner("owner");
-        Geometry geometry = new Geometry(
-                body.requireInt("layers", 1, Integer.MAX_VALUE),
-                body.requireInt("kvBuffers", 1, Integer.MAX_VALUE),
-                body.requireLong("blockBytes", 1, Long.MAX_VALUE),
-                body.requireLong("pageBytes", 1, Long.MAX_VALUE),
-                body.requireInt("pages", 1, Integer.MAX_VALUE),
-                body.requireEnum("layout", Layout.class));
-        boolean zeroPage = body.optionalBoolean("zeroPage", false);
-        HandlePoolOptions poolOptions = TensorsJson.handlePool(body, geometry);
+    private CreateTensorsReply createTensors(CreateTensorsRequest request) {
+        int group = request.group();
+        Owner owner = request.owner();
+        Geometry geometry = request.geometry();
+        boolean zeroPage = request.zeroPage();
+        HandlePoolOptions poolOptions = request.handlePoolOrDefaults();
         GroupTensors existing = groups.get(group);
-        JsonObject reclaimed = null;
+        CreateTensorsReply.Reclaimed reclaimed = null;
         if (existing != null && !owner.equals(owners.owner(group))) {
             // the new geometry must suit the device before the old owner's tensors go
             geometry.requireGranularity(device.granularity());
@@ -297,7 +329,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         if (existing != null) {
             if (!existing.sameAs(geometry, zeroPage, poolOptions)) {
                 throw new RankException(FailureCode.CONFLICT, "tensors already exist with " + existing.geometry()
-                        + (existing.zeroPage() ? " and a zero page" : "") + ", handlePool " + TensorsJson.toJson(existing.poolOptions()).encode()
+                        + (existing.zeroPage() ? " and a zero page" : "") + ", handlePool " + HandlePoolJson.toJson(existing.poolOptions()).encode()
                         + "; destroy-tensors first to change them");
             }
         } else {
@@ -305,20 +337,18 @@ public final class RankWorkerVerticle extends VerticleBase {
             groups.put(group, tensors);
             owners.claim(group, owner);
             LOG.info("{} group {}: tensors created for {}, {}{}, handle pool {}", rank, group, owner, geometry,
-                    zeroPage ? " with a zero page" : "", TensorsJson.toJson(poolOptions).encode());
+                    zeroPage ? " with a zero page" : "", HandlePoolJson.toJson(poolOptions).encode());
         }
         // what the coordinator's GPU budget needs: which GPU, how big, and what the group holds besides its pages
-        JsonObject answer = new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity())
-                .put("gpu", gpu.toString()).put("gpuBytes", device.memoryInfo().totalBytes())
-                .put("standingBytes", tensors.standingBytes());
-        return reclaimed == null ? answer : answer.put("reclaimed", reclaimed);
+        return new CreateTensorsReply(group, device.granularity(), gpu.toString(), device.memoryInfo().totalBytes(),
+                tensors.standingBytes(), reclaimed);
     }
 
     /** Whether the group's tensors exist here, and belong to the request's owner when it names one. */
-    private JsonObject tensorsCreated(RequestBody body, Request request) {
-        int group = group(body, request);
-        Owner owner = body.optionalOwner("owner");
-        return new JsonObject().put("created", groups.containsKey(group) && (owner == null || owner.equals(owners.owner(group))));
+    private TensorsCreatedReply tensorsCreated(TensorsCreatedRequest request) {
+        int group = request.group();
+        Owner owner = request.owner();
+        return new TensorsCreatedReply(groups.containsKey(group) && (owner == null || owner.equals(owners.owner(group))));
     }
 
     /**
@@ -328,7 +358,7 @@ public final class RankWorkerVerticle extends VerticleBase {
      *
      * @return what was reclaimed: the previous owner, the pages that held memory and their bytes
      */
-    private JsonObject reclaim(int group, String why) {
+    private CreateTensorsReply.Reclaimed reclaim(int group, String why) {
         GroupTensors tensors = groups.get(group);
         Owner previous = owners.owner(group);
         int pages = tensors.heldPages();
@@ -337,7 +367,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         groups.remove(group);
         owners.forget(group);
         LOG.warn("{} group {}: reclaimed from owner {} ({}): {} pages, {} bytes released", rank, group, previous, why, pages, bytes);
-        return new JsonObject().put("owner", String.valueOf(previous)).put("pages", pages).put("bytes", bytes);
+        return new CreateTensorsReply.Reclaimed(String.valueOf(previous), pages, bytes);
     }
 
     /** The lease of {@code owner} on {@code group} ended and nobody claimed it: give its memory back. */
@@ -362,79 +392,60 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
     }
 
-    private static JsonObject map(GroupTensors tensors, int[] pages) {
+    private static PagesReply map(GroupTensors tensors, int[] pages) {
         tensors.map(pages);
-        return new JsonObject().put("mapped", ids(pages));
+        return PagesReply.mapped(pages);
     }
 
-    private static JsonObject unmap(GroupTensors tensors, int[] pages) {
+    private static PagesReply unmap(GroupTensors tensors, int[] pages) {
         tensors.unmap(pages);
-        return new JsonObject().put("unmapped", ids(pages));
+        return PagesReply.unmapped(pages);
     }
 
     /** {@code released}: the pages that held memory here; {@code clean}: every listed page, now unmapped. */
-    private static JsonObject release(GroupTensors tensors, int[] pages) {
-        return new JsonObject().put("released", ids(tensors.release(pages))).put("clean", ids(pages));
+    private static PagesReply release(GroupTensors tensors, int[] pages) {
+        return PagesReply.released(tensors.release(pages), pages);
     }
 
-    private JsonObject destroyTensors(RequestBody body, Request request) {
-        int group = group(body, request);
-        Owner owner = body.requireOwner("owner");
+    private DestroyTensorsReply destroyTensors(DestroyTensorsRequest request) {
+        int group = request.group();
+        Owner owner = request.owner();
         GroupTensors tensors = groups.get(group);
         if (tensors == null) {
-            return new JsonObject().put("destroyed", false);
+            return new DestroyTensorsReply(false);
         }
         requireOwned(group, owner);
         tensors.destroy();
         groups.remove(group);
         owners.forget(group);
         LOG.info("{} group {}: tensors destroyed", rank, group);
-        return new JsonObject().put("destroyed", true);
+        return new DestroyTensorsReply(true);
     }
 
-    private JsonObject views(RequestBody body, Request request) {
-        JsonArray views = new JsonArray();
-        GroupTensors tensors = tensors(body, request);
-        for (TensorView view : TensorView.of(tensors.geometry(), tensors.rangeBases())) {
-            views.add(view.toJson());
-        }
-        return new JsonObject().put("views", views);
+    private ViewsReply views(ViewsRequest request) {
+        GroupTensors tensors = tensors(request.group());
+        return new ViewsReply(TensorView.of(tensors.geometry(), tensors.rangeBases()));
     }
 
-    private JsonObject stats() {
-        JsonObject perGroup = new JsonObject();
+    private StatsReply stats() {
+        Map<Integer, GroupStats> perGroup = new TreeMap<>();
         int held = 0;
         for (Map.Entry<Integer, GroupTensors> entry : groups.entrySet()) {
-            perGroup.put(String.valueOf(entry.getKey()), TensorsJson.stats(entry.getValue()).put("owner", String.valueOf(owners.owner(entry.getKey()))));
+            perGroup.put(entry.getKey(), GroupStats.fromJson(TensorsJson.stats(entry.getValue())
+                    .put(GroupStats.OWNER, String.valueOf(owners.owner(entry.getKey())))));
             held += entry.getValue().handles();
+        }
+        List<HandlePoolStats> pools = new ArrayList<>();
+        for (Object pool : TensorsJson.stats(handles)) {
+            pools.add(HandlePoolStats.fromJson((JsonObject) pool));
         }
         int pooled = handles.idleHandles();
         MemoryInfo memory = device.memoryInfo();
-        return new JsonObject()
-                .put("rank", rank)
-                .put("device", device.describe())
-                .put("gpu", gpu.toString())
-                .put("thread", Thread.currentThread().getName())
-                .put("groups", perGroup)
-                .put("handlesAlive", held + pooled)
-                // idle handles hold device memory: used, not free, for any accounting
-                .put("pooledHandles", pooled)
-                .put("pooledBytes", handles.idleBytes())
-                .put("handlePools", TensorsJson.stats(handles))
-                // groups whose owner's node left, released when their grace period ends
-                .put("lapsingLeases", owners.lapsing())
-                .put("deviceUsedBytes", memory.usedBytes())
-                .put("deviceFreeBytes", memory.freeBytes())
-                .put("deviceTotalBytes", memory.totalBytes());
-    }
-
-    private int group(RequestBody body, Request request) {
-        request.group = body.requireInt("group", 0, Integer.MAX_VALUE);
-        return request.group;
-    }
-
-    private GroupTensors tensors(RequestBody body, Request request) {
-        return tensors(group(body, request));
+        // idle handles hold device memory: used, not free, for any accounting; lapsing leases are
+        // groups whose owner's node left, released when their grace period ends
+        return new StatsReply(rank, device.describe(), gpu.toString(), Thread.currentThread().getName(), perGroup,
+                held + pooled, pooled, handles.idleBytes(), pools, owners.lapsing(), memory.usedBytes(), memory.freeBytes(),
+                memory.totalBytes());
     }
 
     private GroupTensors tensors(int group) {
@@ -447,7 +458,8 @@ public final class RankWorkerVerticle extends VerticleBase {
 
     private Answer failure(Request request, Throwable error) {
         RankException failure = RankException.of(error);
-        String text = failure.text(rank == null ? "worker" : rank, request.group);
+        String name = rank == null ? "worker" : rank;
+        String text = failure.text(name, request.group);
         if (failure.unexpected()) {
             LOG.error("{} failed with {}: {}", request.action, failure.code().code(), text, failure.getCause());
         } else if (failure.code() == FailureCode.OUT_OF_MEMORY) {
@@ -456,14 +468,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         } else {
             LOG.warn("{} failed with {}: {}", request.action, failure.code().code(), text);
         }
-        return Answer.failure(failure.code(), text);
-    }
-
-    private static JsonArray ids(int[] pages) {
-        JsonArray ids = new JsonArray();
-        for (int page : pages) {
-            ids.add(page);
-        }
-        return ids;
+        return Answer.failure(new io.kvpager.cache.RankFailure(name, failure.code(), text, request.group, failure.page(),
+                failure.driverError(), failure.rollbackComplete(), failure.unrestoredPages()));
     }
 }

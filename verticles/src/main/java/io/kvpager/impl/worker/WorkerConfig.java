@@ -125,7 +125,7 @@ public final class WorkerConfig {
 
     /** The event-bus address of rank {@code (pp, tp)} of {@code instance}. */
     public static String address(String instance, int pp, int tp) {
-        return "kvpager." + instance + ".pp" + pp + ".tp" + tp;
+        return io.kvpager.protocol.WorkerProtocol.rankAddress(instance, pp, tp);
     }
 
     /**

@@ -5,7 +5,7 @@
  * and answers a repeated request once ({@link io.kvpager.impl.worker.AnswerCache}). The device
  * work itself is the Vert.x-free code of {@link io.kvpager.device}: a
  * {@link io.kvpager.device.GroupTensors} per group and one {@link io.kvpager.device.RankHandlePool}
- * per rank; {@link io.kvpager.impl.worker.TensorsJson} and {@link io.kvpager.impl.worker.TensorView}
+ * per rank; {@link io.kvpager.impl.worker.TensorsJson} and {@link io.kvpager.impl.protocol.TensorView}
  * are their JSON on the bus. Deploy it with the public {@link io.kvpager.worker.RankWorker#deploy};
  * {@link io.kvpager.impl.worker.RankWorkers} pins it to its thread,
  * {@link io.kvpager.impl.worker.WorkerConfig} holds its validated options.

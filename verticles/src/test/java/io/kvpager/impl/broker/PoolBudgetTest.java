@@ -1,5 +1,7 @@
 package io.kvpager.impl.broker;
 
+import io.kvpager.impl.protocol.CreateTensorsReply;
+
 import io.kvpager.MissReason;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.impl.coordinator.RankTarget;
@@ -8,7 +10,6 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -42,7 +43,7 @@ class PoolBudgetTest {
     private record Pool(Context context, PoolBudget budget, Owner owner) {
         static Pool open(Vertx vertx, String gpu, String name, Owner owner) {
             Context context = vertx.getOrCreateContext();
-            JsonObject created = new JsonObject().put("gpu", gpu).put("gpuBytes", GPU_PAGES * PAGE).put("standingBytes", 0);
+            CreateTensorsReply created = new CreateTensorsReply(0, 2L << 20, gpu, GPU_PAGES * PAGE, 0, null);
             PoolBudget budget = on(context, () -> {
                 PoolBudget b = new PoolBudget(vertx, name, name, owner, PAGE);
                 return b.open(Map.of(new RankTarget(0, 0), created)).map(b);

@@ -4,6 +4,7 @@ import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.core.PageMapFailure;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -216,13 +217,38 @@ class FanOutMapperTest {
     void aRankThatCouldNotRollBackQuarantinesTheBatch(Vertx vertx, VertxTestContext test) {
         pool(vertx, "fan-partial").compose(p -> {
             p.rank(1).script("map", new ScriptedRank.Fail(500, "page 4: cuMemMap failed: CUDA_ERROR_UNKNOWN; "
-                    + "rollback incomplete (cuMemUnmap failed: CUDA_ERROR_UNKNOWN)"));
+                    + "rollback incomplete (cuMemUnmap failed: CUDA_ERROR_UNKNOWN)", false, List.of(4)));
             return p.map(3, 4).transform(ar -> {
                 PageMapFailure failure = mapFailure(ar.cause());
                 assertThat(failure.quarantined()).containsExactly(3, 4);
                 assertThat(failure.getMessage()).contains("unmap again on pp0/tp0, pp0/tp2, pp0/tp3",
                         "pp0/tp1 could not undo its part: pages [3, 4] quarantined");
                 assertThat(p.rank(0).mapped).isEmpty();
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    /** Quarantine follows the failure's rollbackComplete field, whatever its text says. */
+    @Test
+    void theQuarantineDecisionReadsTheFieldsNotTheText(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-fields").compose(p -> {
+            // reworded: nothing in the text says the rollback failed, the field does
+            p.rank(1).script("map", new ScriptedRank.Fail(500, "page 4: cuMemMap failed: CUDA_ERROR_UNKNOWN; "
+                    + "undo left page 4 behind", false, List.of(4)));
+            return p.map(3, 4).transform(first -> {
+                assertThat(mapFailure(first.cause()).quarantined()).containsExactly(3, 4);
+                // the old words, with a rollback that was complete: nothing to quarantine
+                p.rank(2).script("map", new ScriptedRank.Fail(500, "page 9: cuMemMap failed: CUDA_ERROR_UNKNOWN; "
+                        + "rollback incomplete (made up)"));
+                return p.map(8, 9);
+            }).transform(second -> {
+                PageMapFailure failure = mapFailure(second.cause());
+                assertThat(failure.quarantined()).isEmpty();
+                assertThat(failure.getMessage()).contains("rollback incomplete (made up)").doesNotContain("quarantined");
+                for (ScriptedRank r : p.ranks()) {
+                    assertThat(r.mapped).as(r.rank.name()).doesNotContain(8, 9);
+                }
                 return Future.succeededFuture();
             });
         }).onComplete(test.succeedingThenComplete());
@@ -272,7 +298,7 @@ class FanOutMapperTest {
     @Test
     void thePoolsStagesAndGroupReachTheRanksWhateverTheCallerPasses(Vertx vertx, VertxTestContext test) {
         pool(vertx, "fan-pp", List.of(0, 1), 2, 1007).compose(p -> p.map(9)
-                .compose(v -> p.on(() -> p.fanOut().toAll("tensors-created",
+                .compose(v -> p.on(() -> p.fanOut().toAll(WorkerAction.TENSORS_CREATED,
                         new JsonObject().put("group", 0).put("pp", 5).put("tp", 5))))
                 .map(replies -> {
                     assertThat(p.ranks()).extracting(r -> r.rank.name()).containsExactly("pp0/tp0", "pp0/tp1", "pp1/tp0", "pp1/tp1");

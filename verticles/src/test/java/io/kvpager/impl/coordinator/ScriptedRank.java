@@ -1,7 +1,18 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.FailureCode;
+import io.kvpager.cache.RankFailure;
+import io.kvpager.impl.protocol.CreateTensorsReply;
+import io.kvpager.impl.protocol.DestroyTensorsReply;
+import io.kvpager.impl.protocol.PagesReply;
+import io.kvpager.impl.protocol.RankFailureReply;
+import io.kvpager.impl.protocol.StatsReply;
+import io.kvpager.impl.protocol.TensorsCreatedReply;
+import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
@@ -20,7 +31,7 @@ import java.util.TreeSet;
 
 /**
  * A stand-in for a rank worker at its address, keeping the worker contract's state (tensors, mapped
- * pages) and answering as a worker would, unless told otherwise for the next requests of an
+ * pages) and answering as a worker would, with the protocol's records, unless told otherwise for the next requests of an
  * action: fail with a code, stay silent (with or without applying the request), or answer
  * {@code created: false}.
  */
@@ -37,8 +48,16 @@ final class ScriptedRank {
     record Dropped() implements Step {
     }
 
-    /** Fails the request with {@code code} and a worker-style message. */
-    record Fail(int code, String error) implements Step {
+    /**
+     * Fails the request with {@code code} and a worker-style message; to a sender that asks for
+     * fields, with {@code rollbackComplete} and {@code unrestoredPages} as given.
+     */
+    record Fail(int code, String error, boolean rollbackComplete, List<Integer> unrestoredPages) implements Step {
+
+        /** A failure whose rollback was complete. */
+        Fail(int code, String error) {
+            this(code, error, true, List.of());
+        }
     }
 
     /** Answers nothing; {@code apply} says whether the request still takes effect. */
@@ -59,6 +78,7 @@ final class ScriptedRank {
 
     private ScriptedRank(Vertx vertx, String instance, RankTarget rank) {
         this.rank = rank;
+        RankFailureReply.registerCodec(vertx.eventBus());
         this.consumer = vertx.eventBus().consumer(rank.address(instance), this::handle);
     }
 
@@ -113,7 +133,7 @@ final class ScriptedRank {
     }
 
     private void handle(Message<JsonObject> message) {
-        String action = message.headers().get(RankFanOut.ACTION);
+        String action = message.headers().get(WorkerAction.HEADER);
         JsonObject body = message.body();
         Step step;
         synchronized (this) {
@@ -125,7 +145,14 @@ final class ScriptedRank {
             }
         }
         if (step instanceof Fail fail) {
-            message.fail(fail.code(), rank.name() + " group " + body.getValue("group") + ": " + fail.error());
+            String text = rank.name() + " group " + body.getValue("group") + ": " + fail.error();
+            if (WorkerProtocol.FAILURE_FIELDS_JSON.equals(message.headers().get(WorkerProtocol.FAILURE_FIELDS_HEADER))) {
+                RankFailure failure = new RankFailure(rank.name(), FailureCode.of(fail.code()), text, body.getInteger("group", -1),
+                        RankFailure.NONE, null, fail.rollbackComplete(), fail.unrestoredPages());
+                message.reply(new RankFailureReply(failure), new DeliveryOptions().setCodecName(RankFailureReply.CODEC_NAME));
+            } else {
+                message.fail(fail.code(), text);
+            }
             return;
         }
         if (step instanceof Silent silent) {
@@ -140,7 +167,7 @@ final class ScriptedRank {
             return;
         }
         if (step instanceof NotYet) {
-            message.reply(new JsonObject().put("created", false));
+            message.reply(new TensorsCreatedReply(false).toJson());
             return;
         }
         String conflict = conflict(action, body);
@@ -171,10 +198,10 @@ final class ScriptedRank {
         switch (action) {
             case "create-tensors" -> {
                 tensors = true;
-                return new JsonObject().put("created", true).put("group", body.getValue("group")).put("granularity", 2L << 20);
+                return new CreateTensorsReply(body.getInteger("group"), 2L << 20, null, 0, 0, null).toJson();
             }
             case "tensors-created" -> {
-                return new JsonObject().put("created", tensors);
+                return new TensorsCreatedReply(tensors).toJson();
             }
             case "map", "unmap" -> {
                 if (conflict(action, body) != null) {
@@ -188,18 +215,18 @@ final class ScriptedRank {
                         mapped.remove((Integer) p);
                     }
                 }
-                return new JsonObject().put("map".equals(action) ? "mapped" : "unmapped", pages.copy());
+                int[] ids = pages.stream().mapToInt(p -> (Integer) p).toArray();
+                return ("map".equals(action) ? PagesReply.mapped(ids) : PagesReply.unmapped(ids)).toJson();
             }
             case "destroy-tensors" -> {
                 boolean had = tensors;
                 tensors = false;
                 mapped.clear();
-                return new JsonObject().put("destroyed", had);
+                return new DestroyTensorsReply(had).toJson();
             }
             case "stats" -> {
-                return new JsonObject().put("rank", rank.name()).put("device", "scripted")
-                        .put("groups", new JsonObject()).put("handlesAlive", mapped.size())
-                        .put("deviceUsedBytes", 0L).put("deviceFreeBytes", 0L).put("deviceTotalBytes", 0L);
+                return new StatsReply(rank.name(), "scripted", "scripted", Thread.currentThread().getName(), Map.of(), mapped.size(),
+                        0, 0, List.of(), 0, 0, 0, 0).toJson();
             }
             default -> {
                 return new JsonObject();

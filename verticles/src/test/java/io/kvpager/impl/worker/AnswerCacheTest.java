@@ -17,7 +17,7 @@ class AnswerCacheTest {
     void remembersSuccessesAndFailures() {
         AnswerCache cache = new AnswerCache(8);
         Answer ok = Answer.reply(new JsonObject().put("mapped", 1));
-        Answer failed = Answer.failure(FailureCode.OUT_OF_MEMORY, "pp0/tp0 group 0 page 2: ...");
+        Answer failed = Answer.failure(new io.kvpager.cache.RankFailure("pp0/tp0", FailureCode.OUT_OF_MEMORY, "pp0/tp0 group 0 page 2: ..."));
         cache.remember("a", request(1), ok);
         cache.remember("b", request(2), failed);
         assertThat(cache.answered("a", request(1))).isSameAs(ok);

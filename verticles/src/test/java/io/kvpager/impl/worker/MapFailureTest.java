@@ -2,6 +2,7 @@ package io.kvpager.impl.worker;
 
 import io.kvpager.FailureCode;
 import io.kvpager.Layout;
+import io.kvpager.impl.protocol.TensorView;
 import io.kvpager.impl.protocol.WorkerAction;
 import io.kvpager.sim.DriverCall;
 import io.kvpager.sim.Fault;

@@ -8,6 +8,7 @@ import io.kvpager.sim.SimDevice;
 import io.kvpager.spi.Device;
 import io.kvpager.spi.DeviceFactory;
 import io.vertx.core.Context;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -114,6 +115,16 @@ final class SimRank implements DeviceSource {
 
     Future<ReplyException> fails(WorkerAction action, JsonObject body) {
         return fails(action.wireName(), body);
+    }
+
+    /** Sends asking for a failure with fields, and expects one: the rank's failure as those fields. */
+    Future<io.kvpager.cache.RankFailure> failsWithFields(WorkerAction action, JsonObject body) {
+        DeliveryOptions options = WorkerProtocol.askForFailureFields(vertx.eventBus(), new DeliveryOptions()
+                .addHeader(WorkerAction.HEADER, action.wireName()));
+        return vertx.eventBus().request(config.address(), body, options).transform(result -> result.succeeded()
+                ? Future.failedFuture(new AssertionError(action + " " + body + " was answered " + result.result().body()))
+                : WorkerProtocol.failureOf(result.cause()) instanceof io.kvpager.cache.RankFailure failure ? Future.succeededFuture(failure)
+                : Future.failedFuture(new AssertionError("a failure without fields", result.cause())));
     }
 
     /** The device-side truth: live handles, bytes, mappings (with their handles) and reserved ranges. */

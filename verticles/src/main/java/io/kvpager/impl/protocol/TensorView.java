@@ -1,4 +1,4 @@
-package io.kvpager.impl.worker;
+package io.kvpager.impl.protocol;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
@@ -20,7 +20,7 @@ public record TensorView(int layer, int buffer, long address, long blockStride, 
      * One view per (layer, buffer), layer-major, of tensors of {@code geometry} whose virtual
      * ranges start at {@code bases} (one for {@code PAGE_MAJOR}, one per tensor for {@code PER_LAYER}).
      */
-    static List<TensorView> of(Geometry geometry, long[] bases) {
+    public static List<TensorView> of(Geometry geometry, long[] bases) {
         int layers = geometry.layers();
         int kvBuffers = geometry.kvBuffers();
         long blockBytes = geometry.blockBytes();
@@ -60,8 +60,15 @@ public record TensorView(int layer, int buffer, long address, long blockStride, 
 
     /** Reads a view from a {@code views} reply. */
     public static TensorView fromJson(JsonObject json) {
-        return new TensorView(json.getInteger("layer"), json.getInteger("buffer"), json.getLong("address"),
-                json.getLong("blockStride"), json.getInteger("blockCount"), json.getInteger("blocksPerPage"),
-                json.getLong("pageStride"));
+        return read(new RequestBody(json));
+    }
+
+    /** Reads a view strictly: exactly its seven fields, each an integer in range. */
+    public static TensorView read(RequestBody view) {
+        view.requireOnly("layer", "buffer", "address", "blockStride", "blockCount", "blocksPerPage", "pageStride");
+        return new TensorView(view.requireInt("layer", 0, Integer.MAX_VALUE), view.requireInt("buffer", 0, Integer.MAX_VALUE),
+                view.requireLong("address", Long.MIN_VALUE, Long.MAX_VALUE), view.requireLong("blockStride", 1, Long.MAX_VALUE),
+                view.requireInt("blockCount", 1, Integer.MAX_VALUE), view.requireInt("blocksPerPage", 1, Integer.MAX_VALUE),
+                view.requireLong("pageStride", 1, Long.MAX_VALUE));
     }
 }
