@@ -12,6 +12,8 @@ import io.kvpager.impl.WorkerConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 
@@ -29,8 +32,10 @@ import jdk.jfr.Recording;
  * Page ids' way through kvpager on GPU 0 ({@code PAGE_MAJOR}, TP=1, reserve off), taken apart
  * in alternating rounds of the same run: the raw driver loop; the event-bus floor; map and unmap
  * requests sent straight to a rank worker (no coordinator); {@code alloc} then {@code free}
- * (which unmaps) from a context of its own, as the runner measures it; the same from the
- * coordinator's own context (no hop between caller and coordinator); the same from a thread
+ * (which unmaps) from a context of its own on another event loop than the coordinator's, as the
+ * runner measures it; the same from the coordinator's own context (no hop between caller and
+ * coordinator); the same from another context on the coordinator's event loop (what a cache bound
+ * to its caller's event loop would cost); the same from a thread
  * without a Vert.x context, waiting with {@code await} (its answers come through the cache's
  * callback context); and the release in two calls as it was before a free unmapped ({@code free}
  * into a reserve, then {@code trim}).
@@ -85,13 +90,24 @@ public final class ReleasePathProfile {
             caches.add(oneCall);
             KvCache twoCalls = Await.of(KvCache.deploy(vertx, options("profile-two-calls", sim).setReserveHigh(pages)));
             caches.add(twoCalls);
-            Context coordinator = ((LocalKvCache) oneCall).verticle().context();
+            ContextInternal coordinator = (ContextInternal) ((LocalKvCache) oneCall).verticle().context();
+            // the caller on an event loop that is not the coordinator's (Vert.x hands out event loops in
+            // turn, so a context of its own could land on the coordinator's), and one on the same loop
+            Supplier<Context> otherLoop = () -> {
+                ContextInternal c;
+                do {
+                    c = ((VertxInternal) vertx).createEventLoopContext();
+                } while (c.nettyEventLoop() == coordinator.nettyEventLoop());
+                return c;
+            };
+            Context sameLoop = ((VertxInternal) vertx).contextBuilder().withEventLoop(coordinator.nettyEventLoop()).build();
             WorkerConfig direct = sim ? new WorkerConfig("direct", 0, 0, "sim", 0, new JsonObject().put("gpuKey", "direct"), null)
                     : new WorkerConfig("direct", 0, 0, "cuda", 0);
             String worker = Await.of(RankWorkers.deploy(vertx, direct));
             Recording recording = jfr != null ? startRecording() : null;
-            String[] names = {"driver floor", "bus floor", "straight to a worker", "kvpager alloc / free",
-                "kvpager from the coordinator's context", "kvpager from a thread of its own (await)",
+            String[] names = {"driver floor", "bus floor", "straight to a worker",
+                "kvpager alloc / free (caller on another event loop)", "kvpager from the coordinator's context",
+                "kvpager from another context on the coordinator's event loop", "kvpager from a thread of its own (await)",
                 "kvpager alloc / free + trim (two calls)"};
             double[][][] figures = new double[names.length][2][rounds];
             AtomicLong requestIds = new AtomicLong();
@@ -102,10 +118,11 @@ public final class ReleasePathProfile {
                         raw == null ? new double[] {Double.NaN, Double.NaN} : MapPathBenchmark.floorRound(raw, pages, steps),
                         {bus.medianMicros(steps), 0},
                         TwoPhaseLoop.medians(vertx, steps, () -> new WorkerStep(vertx, direct, requestIds, pages)),
-                        TwoPhaseLoop.medians(vertx, steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
+                        TwoPhaseLoop.medians(otherLoop.get(), steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
                         TwoPhaseLoop.medians(coordinator, steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
+                        TwoPhaseLoop.medians(sameLoop, steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
                         awaited(oneCall, pages, steps),
-                        TwoPhaseLoop.medians(vertx, steps, () -> new FreeThenTrim(twoCalls, pages)),
+                        TwoPhaseLoop.medians(otherLoop.get(), steps, () -> new FreeThenTrim(twoCalls, pages)),
                     };
                     for (int i = 0; r >= 0 && i < names.length; i++) {
                         figures[i][0][r] = round[i][0];
