@@ -1,7 +1,7 @@
 package io.kvpager.cli;
 
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;

@@ -1,8 +1,8 @@
 package io.kvpager.cli;
 
-import io.kvpager.KvCacheOptions;
-import io.kvpager.impl.WorkerAction;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

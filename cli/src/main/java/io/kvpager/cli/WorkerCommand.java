@@ -4,7 +4,7 @@ import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.kvpager.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvpager.KvCache;
+import io.kvpager.cache.KvCache;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;

@@ -1,7 +1,7 @@
 package io.kvpager.cli;
 
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.concurrent.TimeUnit;

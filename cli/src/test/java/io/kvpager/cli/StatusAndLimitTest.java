@@ -3,7 +3,7 @@ package io.kvpager.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cli.status.InstanceDirectory;
 import io.vertx.core.Vertx;
 import java.io.PrintWriter;

@@ -1,17 +1,17 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheStats;
 import io.kvpager.FailureCode;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.MissReason;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.RankStats;
 import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.ClusterMembership;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;

@@ -1,10 +1,10 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;

@@ -1,10 +1,10 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;

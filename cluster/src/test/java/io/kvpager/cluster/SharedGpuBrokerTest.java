@@ -1,16 +1,16 @@
 package io.kvpager.cluster;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheStats;
-import io.kvpager.GpuStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.GpuStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.GpuBroker;
-import io.kvpager.impl.GpuShares;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.broker.GpuBroker;
+import io.kvpager.impl.broker.GpuShares;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;

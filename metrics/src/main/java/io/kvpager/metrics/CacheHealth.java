@@ -1,7 +1,7 @@
 package io.kvpager.metrics;
 
-import io.kvpager.CacheStats;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.RankStats;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

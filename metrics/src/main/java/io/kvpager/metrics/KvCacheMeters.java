@@ -1,11 +1,11 @@
 package io.kvpager.metrics;
 
-import io.kvpager.CacheStats;
-import io.kvpager.GpuStats;
-import io.kvpager.KvCache;
 import io.kvpager.MissReason;
-import io.kvpager.PoolStats;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.GpuStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.PoolStats;
+import io.kvpager.cache.RankStats;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;

@@ -1,10 +1,10 @@
 package io.kvpager.metrics;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.LimitResult;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.Future;

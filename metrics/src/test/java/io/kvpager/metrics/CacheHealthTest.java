@@ -2,11 +2,11 @@ package io.kvpager.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvpager.CacheStats;
 import io.kvpager.FailureCode;
-import io.kvpager.PoolStats;
-import io.kvpager.RankFailure;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.PoolStats;
+import io.kvpager.cache.RankFailure;
+import io.kvpager.cache.RankStats;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

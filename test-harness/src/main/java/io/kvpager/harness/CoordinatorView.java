@@ -1,8 +1,8 @@
 package io.kvpager.harness;
 
-import io.kvpager.KvCache;
-import io.kvpager.impl.Coordinator;
-import io.kvpager.impl.LocalKvCache;
+import io.kvpager.cache.KvCache;
+import io.kvpager.impl.coordinator.Coordinator;
+import io.kvpager.impl.coordinator.LocalKvCache;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 

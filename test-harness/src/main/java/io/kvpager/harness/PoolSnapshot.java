@@ -1,9 +1,9 @@
 package io.kvpager.harness;
 
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
+import io.kvpager.cache.KvCache;
 import io.kvpager.core.LedgerStats;
-import io.kvpager.impl.RankTarget;
+import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
 import io.vertx.core.Future;

@@ -1,7 +1,7 @@
 package io.kvpager.harness;
 
-import io.kvpager.impl.RankWorkers;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.worker.RankWorkers;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.kvpager.sim.FaultPlan;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;

@@ -25,7 +25,7 @@ import java.util.List;
  *
  * <p>Confined to the rank's thread, like its {@link Device}.
  */
-final class GroupTensors {
+public final class GroupTensors {
 
     private static final Logger LOG = LoggerFactory.getLogger(GroupTensors.class);
 
@@ -67,7 +67,7 @@ final class GroupTensors {
      *
      * @throws RankFailure 400 when the geometry does not suit the device, 507/500 when the driver refuses
      */
-    static GroupTensors create(Device device, RankHandlePool handles, int group, Geometry geometry, boolean zeroPage,
+    public static GroupTensors create(Device device, RankHandlePool handles, int group, Geometry geometry, boolean zeroPage,
                                HandlePoolOptions poolOptions) {
         geometry.requireGranularity(device.granularity());
         UndoLog undo = new UndoLog();
@@ -123,7 +123,7 @@ final class GroupTensors {
         inPool = true;
     }
 
-    Geometry geometry() {
+    public Geometry geometry() {
         return geometry;
     }
 
@@ -131,20 +131,20 @@ final class GroupTensors {
      * Device memory this group may hold besides its mapped pages: the zero page, and the idle
      * handles its pool bound lets the rank keep. A GPU's budget counts it from the start.
      */
-    long standingBytes() {
+    public long standingBytes() {
         return ((zeroPage ? 1L : 0L) + poolOptions.boundHandles(geometry)) * ranges.slotBytes();
     }
 
-    HandlePoolOptions poolOptions() {
+    public HandlePoolOptions poolOptions() {
         return poolOptions;
     }
 
-    boolean zeroPage() {
+    public boolean zeroPage() {
         return zeroPage;
     }
 
     /** Whether this group was made from the same request: same geometry, zero-page choice and pool options. */
-    boolean sameAs(Geometry other, boolean otherZeroPage, HandlePoolOptions otherPoolOptions) {
+    public boolean sameAs(Geometry other, boolean otherZeroPage, HandlePoolOptions otherPoolOptions) {
         return geometry.equals(other) && zeroPage == otherZeroPage && poolOptions.equals(otherPoolOptions);
     }
 
@@ -164,7 +164,7 @@ final class GroupTensors {
      *     after the batch was undone: handles taken from the pool are idle in it again, and those
      *     created for the batch are released, so the device holds what it held before
      */
-    void map(int[] ids) {
+    public void map(int[] ids) {
         requireUsable();
         List<Integer> conflicts = new ArrayList<>();
         List<Integer> damaged = new ArrayList<>();
@@ -241,7 +241,7 @@ final class GroupTensors {
      *     failure naming the first page that failed, after the pages undone so far were mapped
      *     back with their own handles (their contents intact)
      */
-    void unmap(int[] ids) {
+    public void unmap(int[] ids) {
         requireUsable();
         List<Integer> absent = new ArrayList<>();
         for (int p : ids) {
@@ -331,7 +331,7 @@ final class GroupTensors {
      * @return the pages that held physical memory here
      * @throws RankFailure the driver's failure, naming the page it happened at; the pages before it are idle
      */
-    int[] release(int[] ids) {
+    public int[] release(int[] ids) {
         requireUsable();
         int[] released = new int[ids.length];
         int n = 0;
@@ -433,7 +433,7 @@ final class GroupTensors {
      *
      * @throws RankFailure the driver's failure, naming the page it happened at
      */
-    void destroy() {
+    public void destroy() {
         device.synchronize();
         destroying = true;
         long bytes = ranges.slotBytes();
@@ -487,7 +487,7 @@ final class GroupTensors {
     }
 
     /** Page ids that hold physical memory here: mapped, or partly mapped by an earlier failure. */
-    int heldPages() {
+    public int heldPages() {
         int count = 0;
         for (PageHandles page : pages) {
             count += page != null && page.realCount() > 0 ? 1 : 0;
@@ -496,12 +496,12 @@ final class GroupTensors {
     }
 
     /** Bytes of the handles behind this group's pages, those awaiting release included; the zero page not. */
-    long heldBytes() {
+    public long heldBytes() {
         return (long) (handles() - (zeroAlive ? 1 : 0)) * ranges.slotBytes();
     }
 
     /** One view per (layer, buffer). */
-    List<TensorView> views() {
+    public List<TensorView> views() {
         return ranges.views();
     }
 
@@ -518,7 +518,7 @@ final class GroupTensors {
      * Live physical handles this group holds: mapped ones, the zero page, and those awaiting
      * release; idle handles in the rank's pool are not the group's.
      */
-    int handles() {
+    public int handles() {
         int count = unreleased.size() + (zeroAlive ? 1 : 0);
         for (PageHandles page : pages) {
             count += page == null ? 0 : page.realCount();
@@ -527,7 +527,7 @@ final class GroupTensors {
     }
 
     /** This group's line in the {@code stats} reply. */
-    JsonObject stats() {
+    public JsonObject stats() {
         JsonArray partlyMapped = new JsonArray();
         for (int p = 0; p < pages.length; p++) {
             if (pages[p] != null && !pages[p].mapped() && pages[p].realCount() > 0) {

@@ -2,6 +2,7 @@ package io.kvpager.impl;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
+import io.kvpager.impl.protocol.RequestBody;
 import io.vertx.core.json.JsonObject;
 
 /**
@@ -31,12 +32,12 @@ import io.vertx.core.json.JsonObject;
  * @param prefillPages page ids' worth of handles created idle with the tensors
  * @param boundPages page ids' worth of idle handles kept for this group
  */
-record HandlePoolOptions(int prefillPages, int boundPages) {
+public record HandlePoolOptions(int prefillPages, int boundPages) {
 
     /** The default bound of a {@code PER_LAYER} group, in page ids. */
     static final int PER_LAYER_BOUND_PAGES = 4;
 
-    HandlePoolOptions {
+    public HandlePoolOptions {
         if (boundPages < 0 || prefillPages < 0 || prefillPages > boundPages) {
             throw new IllegalArgumentException("handlePool needs 0 <= prefillPages <= boundPages, got prefillPages "
                     + prefillPages + " and boundPages " + boundPages);
@@ -56,7 +57,7 @@ record HandlePoolOptions(int prefillPages, int boundPages) {
      *     integer, a bound above the group's pages, a prefill above the bound, or more idle
      *     handles than a rank can count
      */
-    static HandlePoolOptions read(RequestBody body, Geometry geometry) {
+    public static HandlePoolOptions read(RequestBody body, Geometry geometry) {
         RequestBody options = body.optionalObject("handlePool");
         if (options == null) {
             return defaults(geometry);
@@ -90,7 +91,7 @@ record HandlePoolOptions(int prefillPages, int boundPages) {
         return prefillPages * geometry.handlesPerPageId();
     }
 
-    JsonObject toJson() {
+    public JsonObject toJson() {
         return new JsonObject().put("prefillPages", prefillPages).put("boundPages", boundPages);
     }
 }

@@ -8,7 +8,7 @@ import io.kvpager.spi.DeviceException;
  * failed at (or none), and what went wrong. The worker prefixes the rank and group when it sends
  * the failure, so the text reads {@code pp0/tp1 group 7 page 5: cuMemMap failed: ...}.
  */
-final class RankFailure extends RuntimeException {
+public final class RankFailure extends RuntimeException {
 
     /** No page: the failure concerns the request or the group as a whole. */
     static final int NO_PAGE = -1;
@@ -22,7 +22,7 @@ final class RankFailure extends RuntimeException {
         this.page = page;
     }
 
-    RankFailure(FailureCode code, String detail) {
+    public RankFailure(FailureCode code, String detail) {
         this(code, NO_PAGE, detail, null);
     }
 
@@ -35,7 +35,7 @@ final class RankFailure extends RuntimeException {
      * error 500, bad arguments 400, and anything unexpected 500 with its type, so that no
      * exception ever goes unanswered.
      */
-    static RankFailure of(Throwable error) {
+    public static RankFailure of(Throwable error) {
         return switch (error) {
             case RankFailure failure -> failure;
             case DeviceException e -> new RankFailure(e.isOutOfMemory() ? FailureCode.OUT_OF_MEMORY : FailureCode.DRIVER_ERROR,
@@ -55,7 +55,7 @@ final class RankFailure extends RuntimeException {
         return new RankFailure(failure.code, page == NO_PAGE ? failure.page : page, detail, failure.getCause());
     }
 
-    FailureCode code() {
+    public FailureCode code() {
         return code;
     }
 
@@ -65,14 +65,14 @@ final class RankFailure extends RuntimeException {
     }
 
     /** Whether this failure is one the worker did not anticipate (a bug, not a request or driver problem). */
-    boolean unexpected() {
+    public boolean unexpected() {
         Throwable cause = getCause();
         return cause != null && !(cause instanceof DeviceException) && !(cause instanceof IllegalArgumentException)
                 && !(cause instanceof RankFailure);
     }
 
     /** The text sent to the caller: rank, group when known, page when known, then what failed. */
-    String text(String rank, int group) {
+    public String text(String rank, int group) {
         StringBuilder text = new StringBuilder(rank);
         if (group >= 0) {
             text.append(" group ").append(group);

@@ -27,12 +27,12 @@ import java.util.TreeMap;
  *
  * <p>Confined to the rank's thread, like its {@link Device}.
  */
-final class RankHandlePool implements AutoCloseable {
+public final class RankHandlePool implements AutoCloseable {
 
     private final Device device;
     private final Map<Long, HandlePool> bySize = new TreeMap<>();
 
-    RankHandlePool(Device device) {
+  public   RankHandlePool(Device device) {
         this.device = device;
     }
 
@@ -117,7 +117,7 @@ final class RankHandlePool implements AutoCloseable {
     }
 
     /** Idle handles of every size. */
-    int idleHandles() {
+    public int idleHandles() {
         int idle = 0;
         for (HandlePool pool : bySize.values()) {
             idle += pool.idle();
@@ -126,7 +126,7 @@ final class RankHandlePool implements AutoCloseable {
     }
 
     /** Device bytes the idle handles hold. */
-    long idleBytes() {
+    public long idleBytes() {
         long bytes = 0;
         for (HandlePool pool : bySize.values()) {
             bytes += pool.idleBytes();
@@ -135,7 +135,7 @@ final class RankHandlePool implements AutoCloseable {
     }
 
     /** One line per handle size, for {@code stats}. */
-    JsonArray stats() {
+    public JsonArray stats() {
         JsonArray sizes = new JsonArray();
         bySize.forEach((size, pool) -> sizes.add(new JsonObject()
                 .put("handleBytes", size)

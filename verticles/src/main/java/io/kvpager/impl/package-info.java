@@ -1,9 +1,10 @@
 /**
- * The insides of kvpager's verticles. {@link io.kvpager.impl.RankWorkerVerticle} owns one GPU
- * rank: it runs on a worker pool of one thread, holds the {@link io.kvpager.spi.Device}, the
- * virtual ranges and the physical handles of every group's tensors, with a pool of idle handles
- * that its groups share ({@link io.kvpager.impl.RankHandlePool}), and answers the worker
- * event-bus actions ({@link io.kvpager.impl.WorkerAction}) with a reply or a coded failure.
- * Deploy it with {@link io.kvpager.impl.RankWorkers#deploy}.
+ * The device side of one rank: a group's tensors on one device ({@link io.kvpager.impl.GroupTensors}:
+ * the virtual ranges of its layers and buffers, the physical handle of each page, the zero page),
+ * the rank's pool of idle handles that its groups share ({@link io.kvpager.impl.RankHandlePool}),
+ * and the undo log that rolls a failed map or unmap back so that it maps all its pages or none
+ * ({@link io.kvpager.impl.UndoLog}). A failure here is a {@link io.kvpager.impl.RankFailure} with
+ * its code. Runs on the rank's own worker thread: {@link io.kvpager.impl.worker.RankWorkerVerticle}
+ * makes every call; nothing here is thread-safe or knows Vert.x's event bus.
  */
 package io.kvpager.impl;

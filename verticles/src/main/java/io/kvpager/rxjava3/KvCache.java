@@ -1,9 +1,9 @@
 package io.kvpager.rxjava3;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheStats;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.LimitResult;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCacheOptions;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Single;
 import io.vertx.lang.rx.RxDelegate;
@@ -15,39 +15,39 @@ import io.vertx.rxjava3.impl.AsyncResultCompletable;
 import io.vertx.rxjava3.impl.AsyncResultSingle;
 
 /**
- * The RxJava 3 face of {@link io.kvpager.KvCache}, in the shape vertx-rx-java3 generates:
+ * The RxJava 3 face of {@link io.kvpager.cache.KvCache}, in the shape vertx-rx-java3 generates:
  * {@code rxAlloc(n)} is lazy (the call happens on subscribe, once per subscription), {@code alloc(n)}
  * calls at once and caches its outcome.
  *
  * <p>Written by hand: vertx-codegen only wraps {@code @VertxGen} interfaces whose every type it
  * knows, and {@code free(int[])} takes a Java array, which codegen does not accept.
  */
-@RxGen(io.kvpager.KvCache.class)
+@RxGen(io.kvpager.cache.KvCache.class)
 public class KvCache implements RxDelegate {
 
     public static final TypeArg<KvCache> __TYPE_ARG = new TypeArg<>(
-            obj -> new KvCache((io.kvpager.KvCache) obj), KvCache::getDelegate);
+            obj -> new KvCache((io.kvpager.cache.KvCache) obj), KvCache::getDelegate);
 
-    private final io.kvpager.KvCache delegate;
+    private final io.kvpager.cache.KvCache delegate;
 
-    public KvCache(io.kvpager.KvCache delegate) {
+    public KvCache(io.kvpager.cache.KvCache delegate) {
         this.delegate = delegate;
     }
 
     public KvCache(Object delegate) {
-        this.delegate = (io.kvpager.KvCache) delegate;
+        this.delegate = (io.kvpager.cache.KvCache) delegate;
     }
 
     @Override
-    public io.kvpager.KvCache getDelegate() {
+    public io.kvpager.cache.KvCache getDelegate() {
         return delegate;
     }
 
-    public static KvCache newInstance(io.kvpager.KvCache arg) {
+    public static KvCache newInstance(io.kvpager.cache.KvCache arg) {
         return arg != null ? new KvCache(arg) : null;
     }
 
-    /** See {@link io.kvpager.KvCache#deploy}; deploys at once. */
+    /** See {@link io.kvpager.cache.KvCache#deploy}; deploys at once. */
     public static Single<KvCache> deploy(io.vertx.rxjava3.core.Vertx vertx, KvCacheOptions options) {
         Single<KvCache> ret = rxDeploy(vertx, options);
         ret = ret.cache();
@@ -55,9 +55,9 @@ public class KvCache implements RxDelegate {
         return ret;
     }
 
-    /** See {@link io.kvpager.KvCache#deploy}; deploys on subscribe. */
+    /** See {@link io.kvpager.cache.KvCache#deploy}; deploys on subscribe. */
     public static Single<KvCache> rxDeploy(io.vertx.rxjava3.core.Vertx vertx, KvCacheOptions options) {
-        return AsyncResultSingle.toSingle(() -> io.kvpager.KvCache.deploy(vertx.getDelegate(), options), KvCache::newInstance);
+        return AsyncResultSingle.toSingle(() -> io.kvpager.cache.KvCache.deploy(vertx.getDelegate(), options), KvCache::newInstance);
     }
 
     public KvCacheOptions options() {

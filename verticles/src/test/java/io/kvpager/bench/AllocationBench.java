@@ -1,13 +1,13 @@
 package io.kvpager.bench;
 
-import io.kvpager.CacheStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
-import io.kvpager.impl.LocalKvCache;
-import io.kvpager.impl.PoolRanks;
-import io.kvpager.impl.RankFanOut;
-import io.kvpager.impl.RankReply;
-import io.kvpager.impl.RankTarget;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.impl.coordinator.LocalKvCache;
+import io.kvpager.impl.coordinator.PoolRanks;
+import io.kvpager.impl.coordinator.RankFanOut;
+import io.kvpager.impl.coordinator.RankReply;
+import io.kvpager.impl.coordinator.RankTarget;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;

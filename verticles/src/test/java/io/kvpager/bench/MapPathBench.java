@@ -1,9 +1,9 @@
 package io.kvpager.bench;
 
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.core.LocalPageMapper;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimDeviceFactory;

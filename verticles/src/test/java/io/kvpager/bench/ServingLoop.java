@@ -1,7 +1,7 @@
 package io.kvpager.bench;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
+import io.kvpager.cache.KvCache;
 import io.kvpager.core.LedgerStats;
 import io.kvpager.core.PageLedger;
 import io.vertx.core.AsyncResult;

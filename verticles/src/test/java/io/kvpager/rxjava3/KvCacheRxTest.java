@@ -2,7 +2,7 @@ package io.kvpager.rxjava3;
 
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
-import io.kvpager.SimPool;
+import io.kvpager.cache.SimPool;
 import io.reactivex.rxjava3.core.Single;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,10 @@
 package io.kvpager.cli.demo;
 
-import io.kvpager.CacheStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.LimitResult;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.RankStats;
 import io.kvpager.cli.ByteSize;
 import io.kvpager.cli.status.InstanceDirectory;
 import io.kvpager.metrics.MeteredKvCache;

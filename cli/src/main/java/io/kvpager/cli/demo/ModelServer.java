@@ -2,9 +2,9 @@ package io.kvpager.cli.demo;
 
 import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
-import io.kvpager.KvCache;
-import io.kvpager.KvPagerException;
-import io.kvpager.RankFailure;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvPagerException;
+import io.kvpager.cache.RankFailure;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

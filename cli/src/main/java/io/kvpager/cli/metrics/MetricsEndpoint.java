@@ -1,6 +1,6 @@
 package io.kvpager.cli.metrics;
 
-import io.kvpager.KvCache;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.metrics.CacheHealth;
 import io.kvpager.metrics.KvCacheMeters;

@@ -1,7 +1,7 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.CacheStats;
 import io.kvpager.LimitResult;
+import io.kvpager.cache.CacheStats;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

@@ -1,6 +1,6 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.CacheStats;
+import io.kvpager.cache.CacheStats;
 import java.util.Objects;
 
 /**

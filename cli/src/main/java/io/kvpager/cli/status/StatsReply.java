@@ -1,12 +1,12 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.CacheStats;
 import io.kvpager.FailureCode;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
-import io.kvpager.PoolStats;
-import io.kvpager.RankFailure;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.PoolStats;
+import io.kvpager.cache.RankFailure;
+import io.kvpager.cache.RankStats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;

@@ -1,8 +1,8 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.CacheStats;
-import io.kvpager.PoolStats;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.PoolStats;
+import io.kvpager.cache.RankStats;
 import io.kvpager.cli.ByteSize;
 import io.kvpager.cli.TextTable;
 import java.util.List;

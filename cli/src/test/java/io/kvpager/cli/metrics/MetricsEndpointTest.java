@@ -3,9 +3,9 @@ package io.kvpager.cli.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.MissReason;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;

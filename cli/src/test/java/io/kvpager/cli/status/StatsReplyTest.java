@@ -3,8 +3,8 @@ package io.kvpager.cli.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvpager.CacheStats;
 import io.kvpager.LimitResult;
+import io.kvpager.cache.CacheStats;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 

@@ -1,11 +1,11 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.CacheStats;
 import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
-import io.kvpager.PoolStats;
-import io.kvpager.RankFailure;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.PoolStats;
+import io.kvpager.cache.RankFailure;
+import io.kvpager.cache.RankStats;
 import java.util.List;
 import java.util.Map;
 

@@ -2,8 +2,8 @@ package io.kvpager.cli.status;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvpager.CacheStats;
-import io.kvpager.PoolStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.PoolStats;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -4,7 +4,7 @@ import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.awaitility.Awaitility;

@@ -1,8 +1,8 @@
 package io.kvpager.cluster.process;
 
-import io.kvpager.KvCacheOptions;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;

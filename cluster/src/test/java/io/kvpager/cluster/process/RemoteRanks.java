@@ -1,8 +1,8 @@
 package io.kvpager.cluster.process;
 
-import io.kvpager.KvCache;
-import io.kvpager.impl.LocalKvCache;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.cache.KvCache;
+import io.kvpager.impl.coordinator.LocalKvCache;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -2,14 +2,14 @@ package io.kvpager.harness.bench;
 
 import io.kvpager.Allocation;
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.core.LocalPageMapper;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.harness.SimRanks;
-import io.kvpager.impl.LocalKvCache;
+import io.kvpager.impl.coordinator.LocalKvCache;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.vertx.core.Context;

@@ -1,9 +1,9 @@
 package io.kvpager.harness.example;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
-import io.kvpager.KvPagerException;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.KvPagerException;
 import io.kvpager.metrics.CacheHealth;
 import io.kvpager.metrics.KvCacheMeters;
 import io.kvpager.metrics.MeteredKvCache;

@@ -1,11 +1,11 @@
 package io.kvpager.harness.example;
 
 import io.kvpager.Allocation;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
 import io.kvpager.LimitResult;
-import io.kvpager.CacheStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

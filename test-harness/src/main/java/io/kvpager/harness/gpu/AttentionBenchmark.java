@@ -13,8 +13,6 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.kvpager.Allocation;
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
 import io.kvpager.attention.AttentionShape;
 import io.kvpager.attention.DecodeBatch;
@@ -26,6 +24,8 @@ import io.kvpager.attention.KernelOptions;
 import io.kvpager.attention.KvDtype;
 import io.kvpager.attention.KvTensors;
 import io.kvpager.attention.PagedDecodeAttention;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.DeviceMemory;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

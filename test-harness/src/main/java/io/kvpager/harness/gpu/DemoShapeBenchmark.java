@@ -1,8 +1,8 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
 import io.kvpager.Layout;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cuda.RawPageLoop;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

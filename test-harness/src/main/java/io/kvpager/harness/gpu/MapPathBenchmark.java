@@ -2,10 +2,10 @@ package io.kvpager.harness.gpu;
 
 import io.kvpager.Allocation;
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
-import io.kvpager.PoolStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.PoolStats;
 import io.kvpager.cuda.RawPageLoop;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -2,13 +2,13 @@ package io.kvpager.harness.gpu;
 
 import io.kvpager.Allocation;
 import io.kvpager.Geometry;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.RawPageLoop;
-import io.kvpager.impl.LocalKvCache;
-import io.kvpager.impl.RankWorkers;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.coordinator.LocalKvCache;
+import io.kvpager.impl.worker.RankWorkers;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

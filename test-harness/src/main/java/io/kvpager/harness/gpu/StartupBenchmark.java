@@ -1,8 +1,8 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.Layout;
-import io.kvpager.impl.RankWorkers;
-import io.kvpager.impl.WorkerConfig;
+import io.kvpager.impl.worker.RankWorkers;
+import io.kvpager.impl.worker.WorkerConfig;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;

@@ -1,11 +1,11 @@
 package io.kvpager.harness.soak;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
-import io.kvpager.KvPagerException;
 import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.KvPagerException;
 import io.kvpager.harness.Bounded;
 import io.kvpager.harness.CoordinatorView;
 import io.kvpager.harness.PoolSnapshot;

@@ -2,10 +2,10 @@ package io.kvpager.harness.fault;
 
 import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
-import io.kvpager.KvPagerException;
-import io.kvpager.RankFailure;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.KvPagerException;
+import io.kvpager.cache.RankFailure;
 import io.kvpager.harness.Bounded;
 import io.kvpager.harness.BusTap;
 import io.kvpager.harness.PoolSnapshot;

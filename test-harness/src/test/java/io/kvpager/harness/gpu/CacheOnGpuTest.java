@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvpager.Allocation;
-import io.kvpager.CacheStats;
-import io.kvpager.KvCache;
-import io.kvpager.KvCacheOptions;
 import io.kvpager.Layout;
-import io.kvpager.RankStats;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.RankStats;
 import io.kvpager.cuda.DeviceMemory;
 import io.kvpager.spi.DeviceFactory;
 import io.vertx.core.Future;

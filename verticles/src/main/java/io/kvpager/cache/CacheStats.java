@@ -1,0 +1,96 @@
+package io.kvpager.cache;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.List;
+
+/**
+ * A snapshot of one cache: the pool's figures from the coordinator and each rank's from its
+ * worker, so the two can be compared (every rank should map {@code pool.mappedPages()} pages).
+ *
+ * @param instance the cache's instance name
+ * @param group the pool's group
+ * @param stages the pp stages the pool spans
+ * @param tp ranks per stage
+ * @param state {@code starting}, {@code ready}, {@code degraded} (started, but a rank is down or
+ *     the background refill keeps failing: allocations may miss), {@code failed} or {@code closed};
+ *     anything but {@code ready} is not ready
+ * @param reason why the state is not {@code ready}, in one line; {@code null} when it is ready
+ * @param startFailure why the start failed, or {@code null}
+ * @param refillFailure the last background refill or release failure since the last success, or {@code null}
+ * @param pool the ledger's figures
+ * @param ranks one entry per rank of the pool, stage by stage
+ * @param gpus the GPUs the pool's ranks run on, as their memory brokers count them; empty when no
+ *     worker named its GPU
+ */
+public record CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String reason,
+                         String startFailure, String refillFailure, PoolStats pool, List<RankStats> ranks, List<GpuStats> gpus) {
+
+    public static final String STARTING = "starting";
+    public static final String READY = "ready";
+    public static final String DEGRADED = "degraded";
+    public static final String FAILED = "failed";
+    public static final String CLOSED = "closed";
+
+    public CacheStats {
+        stages = List.copyOf(stages);
+        ranks = List.copyOf(ranks);
+        gpus = List.copyOf(gpus);
+    }
+
+    /** A snapshot whose state needs no reason given. */
+    public CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String startFailure,
+                      String refillFailure, PoolStats pool, List<RankStats> ranks, List<GpuStats> gpus) {
+        this(instance, group, stages, tp, state, null, startFailure, refillFailure, pool, ranks, gpus);
+    }
+
+    /** A snapshot without GPU figures. */
+    public CacheStats(String instance, int group, List<Integer> stages, int tp, String state, String startFailure,
+                      String refillFailure, PoolStats pool, List<RankStats> ranks) {
+        this(instance, group, stages, tp, state, startFailure, refillFailure, pool, ranks, List.of());
+    }
+
+    /** Whether every rank answered. */
+    public boolean healthy() {
+        for (RankStats r : ranks) {
+            if (!r.up()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The figures of {@code rank} ({@code "pp0/tp1"}), or {@code null}. */
+    public RankStats rank(String rank) {
+        for (RankStats r : ranks) {
+            if (r.rank().equals(rank)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    public JsonObject toJson() {
+        JsonArray rankJson = new JsonArray();
+        for (RankStats r : ranks) {
+            rankJson.add(r.toJson());
+        }
+        JsonObject json = new JsonObject().put("instance", instance).put("group", group)
+                .put("stages", new JsonArray(new java.util.ArrayList<>(stages))).put("tp", tp).put("state", state);
+        if (reason != null) {
+            json.put("reason", reason);
+        }
+        if (startFailure != null) {
+            json.put("startFailure", startFailure);
+        }
+        if (refillFailure != null) {
+            json.put("refillFailure", refillFailure);
+        }
+        JsonArray gpuJson = new JsonArray();
+        for (GpuStats g : gpus) {
+            gpuJson.add(g.toJson());
+        }
+        return json.put("pool", pool.toJson()).put("ranks", rankJson).put("gpus", gpuJson);
+    }
+}

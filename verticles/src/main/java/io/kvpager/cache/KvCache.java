@@ -1,0 +1,83 @@
+package io.kvpager.cache;
+
+import io.kvpager.Allocation;
+import io.kvpager.LimitResult;
+import io.kvpager.impl.coordinator.LocalKvCache;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+
+/**
+ * One pool of a model's KV cache, backed page by page with GPU memory on every rank that holds
+ * it. Blocks are handed out by {@link #alloc} from partly used pages, then from a reserve of
+ * pages already mapped on every rank; new pages are mapped (on all ranks, or on none) only when
+ * both are empty. Every call is asynchronous; its future is bound to the caller's Vert.x context
+ * (an event loop, a worker or a duplicated context: its callbacks run there), and for a caller
+ * without one to the cache's callback context, a worker context: callbacks never run on the
+ * coordinator's event loop.
+ *
+ * <p>A miss is not a failure: when a device is out of memory, a limit is reached or a map fails,
+ * {@code alloc} succeeds with {@link Allocation#isMiss() a miss} and its reason, and the engine
+ * preempts and retries. Bad arguments fail with {@link IllegalArgumentException}; a failure of
+ * the ranks fails with a {@link KvPagerException} naming each rank.
+ */
+public interface KvCache {
+
+    /**
+     * Deploys a cache: the coordinator verticle, and the ranks' workers when
+     * {@link KvCacheOptions#isLocalWorkers()} asks for them; creates the pool's tensors on every
+     * rank and waits for them (unless {@link KvCacheOptions#isLazyStart()}). Fails with an
+     * {@link IllegalArgumentException} for invalid options, or with the start's failure; nothing it
+     * deployed is left behind then.
+     */
+    static Future<KvCache> deploy(Vertx vertx, KvCacheOptions options) {
+        return LocalKvCache.deploy(vertx, options);
+    }
+
+    /** The options this cache was deployed with. */
+    KvCacheOptions options();
+
+    /** {@code blocks} block ids, or a miss with its reason. */
+    Future<Allocation> alloc(int blocks);
+
+    /**
+     * Gives blocks back; all or nothing. A page left empty returns to the reserve; when the reserve
+     * is full (or the limit leaves it no room) and no batch fence is open, it is unmapped on every
+     * rank before the future completes, in one fan-out; while fences are open it is unmapped once
+     * every one of them has {@link #retired} (until then it may be reused). A failed unmap does not
+     * fail the free: the page stays mapped and idle and the background release retries it.
+     */
+    Future<Void> free(int[] blockIds);
+
+    /** Opens a batch fence: pages freed from now on stay mapped until it has retired. */
+    long fence();
+
+    /**
+     * The engine's batch behind {@code fence} has finished: completes once the physical releases
+     * this allows have been carried out. Fails for a fence that is not open.
+     */
+    Future<Void> retired(long fence);
+
+    /** Blocks that can be allocated now: free blocks of mapped pages plus pages the limit still allows. */
+    Future<Integer> availableBlocks();
+
+    /**
+     * Changes the pool's memory limit per rank, under a revision number (see {@link LimitResult.Outcome}).
+     * A revision is 0 to 2^62; another fails with an {@link IllegalArgumentException} and changes nothing.
+     */
+    Future<LimitResult> setMemoryLimit(long bytes, long revision);
+
+    /**
+     * Changes the pool's memory limit per rank under the next revision, the one in force plus one:
+     * the change applies ({@code APPLIED} or {@code DEFERRED}) whatever revision an earlier one gave.
+     */
+    Future<LimitResult> setMemoryLimit(long bytes);
+
+    /** The pool's figures and each rank's, with the ranks' health. */
+    Future<CacheStats> stats();
+
+    /** Unmaps the idle reserve (and reclaimed pages whose fences have retired). */
+    Future<Void> trim();
+
+    /** Stops the refill, destroys the tensors on every rank, and undeploys what {@link #deploy} deployed. */
+    Future<Void> close();
+}

@@ -1,0 +1,582 @@
+package io.kvpager.cache;
+
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
+import io.kvpager.impl.options.OptionField;
+import io.kvpager.impl.options.OptionSources;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Everything a {@link KvCache} needs: which pool it serves ({@code instance}, {@code tp},
+ * {@code pp}, the {@code stages} its pages span, its {@code group}), the pool's geometry, timeouts,
+ * the reserve's marks, an optional memory limit, and whether to run the ranks' workers in this
+ * Vert.x instance.
+ *
+ * <p>A data object: built fluently in code, from a {@link JsonObject}, or read by
+ * {@link #load(Vertx, String)} from a JSON file with environment and system-property overrides.
+ * Each setter rejects a bad value at once with an {@link IllegalArgumentException} naming the
+ * field; {@link #validate()} checks what needs several fields together (stages within {@code pp},
+ * the geometry, {@code reserveLow <= reserveHigh}), and {@link KvCache#deploy} calls it.
+ */
+@DataObject
+public class KvCacheOptions {
+
+    public static final int DEFAULT_KV_BUFFERS = 2;
+    public static final long DEFAULT_PAGE_BYTES = Geometry.DEFAULT_PAGE_BYTES;
+    public static final Layout DEFAULT_LAYOUT = Layout.PAGE_MAJOR;
+    public static final long DEFAULT_SEND_TIMEOUT_MS = 60_000;
+    public static final long DEFAULT_TENSORS_DEADLINE_MS = 30_000;
+    public static final long DEFAULT_TENSORS_POLL_MS = 50;
+    public static final int DEFAULT_RESERVE_LOW = 1;
+    public static final int DEFAULT_RESERVE_HIGH = 4;
+    public static final boolean DEFAULT_ADAPTIVE_RESERVE = true;
+    public static final long DEFAULT_REFILL_INTERVAL_MS = 10;
+    public static final String DEFAULT_DEVICE = "sim";
+
+    private static final Pattern INSTANCE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+    private static final Pattern RANK_NAME = Pattern.compile("pp(\\d+)/tp(\\d+)");
+    private static final Set<String> DEVICES = Set.of("sim", "cuda");
+
+    private String instance;
+    private int tp = 1;
+    private int pp = 1;
+    private List<Integer> stages;
+    private int group;
+    private int layers;
+    private int kvBuffers = DEFAULT_KV_BUFFERS;
+    private long blockBytes;
+    private long pageBytes = DEFAULT_PAGE_BYTES;
+    private int pages;
+    private Layout layout = DEFAULT_LAYOUT;
+    private boolean zeroPage;
+    private long sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS;
+    private long tensorsDeadlineMs = DEFAULT_TENSORS_DEADLINE_MS;
+    private long tensorsPollMs = DEFAULT_TENSORS_POLL_MS;
+    private int reserveLow = DEFAULT_RESERVE_LOW;
+    private int reserveHigh = DEFAULT_RESERVE_HIGH;
+    private boolean adaptiveReserve = DEFAULT_ADAPTIVE_RESERVE;
+    private long refillIntervalMs = DEFAULT_REFILL_INTERVAL_MS;
+    private Long memoryLimitBytes;
+    private boolean lazyStart;
+    private boolean localWorkers;
+    private String device = DEFAULT_DEVICE;
+    private JsonObject gpus = new JsonObject();
+    private JsonObject sim = new JsonObject();
+
+    public KvCacheOptions() {
+    }
+
+    public KvCacheOptions(KvCacheOptions other) {
+        this(other.toJson());
+    }
+
+    /**
+     * Reads options from JSON. Unknown keys and mistyped values are rejected with the field's
+     * name; missing keys keep their defaults. JSON {@code null} unsets an optional field
+     * ({@code stages}, {@code memoryLimitBytes}).
+     */
+    public KvCacheOptions(JsonObject json) {
+        for (String key : json.fieldNames()) {
+            OptionField field = OptionField.of(key);
+            Object value = json.getValue(key);
+            if (value == null) {
+                switch (field) {
+                    case STAGES -> stages = null;
+                    case MEMORY_LIMIT_BYTES -> memoryLimitBytes = null;
+                    default -> throw new IllegalArgumentException(key + " must not be null");
+                }
+                continue;
+            }
+            switch (field) {
+                case INSTANCE -> setInstance(field.string(value));
+                case TP -> setTp(field.integer(value));
+                case PP -> setPp(field.integer(value));
+                case STAGES -> setStages(field.intList(value));
+                case GROUP -> setGroup(field.integer(value));
+                case LAYERS -> setLayers(field.integer(value));
+                case KV_BUFFERS -> setKvBuffers(field.integer(value));
+                case BLOCK_BYTES -> setBlockBytes(field.longValue(value));
+                case PAGE_BYTES -> setPageBytes(field.longValue(value));
+                case PAGES -> setPages(field.integer(value));
+                case LAYOUT -> setLayout(layoutOf(field.string(value)));
+                case ZERO_PAGE -> setZeroPage(field.bool(value));
+                case SEND_TIMEOUT_MS -> setSendTimeoutMs(field.longValue(value));
+                case TENSORS_DEADLINE_MS -> setTensorsDeadlineMs(field.longValue(value));
+                case TENSORS_POLL_MS -> setTensorsPollMs(field.longValue(value));
+                case RESERVE_LOW -> setReserveLow(field.integer(value));
+                case RESERVE_HIGH -> setReserveHigh(field.integer(value));
+                case ADAPTIVE_RESERVE -> setAdaptiveReserve(field.bool(value));
+                case REFILL_INTERVAL_MS -> setRefillIntervalMs(field.longValue(value));
+                case MEMORY_LIMIT_BYTES -> setMemoryLimitBytes(field.longValue(value));
+                case LAZY_START -> setLazyStart(field.bool(value));
+                case LOCAL_WORKERS -> setLocalWorkers(field.bool(value));
+                case DEVICE -> setDevice(field.string(value));
+                case GPUS -> setGpus(field.object(value));
+                case SIM -> setSim(field.object(value));
+            }
+        }
+    }
+
+    /**
+     * Reads options through vertx-config: the JSON file at {@code path}, then environment
+     * variables {@code KVPAGER_<FIELD>} (upper snake case: {@code KVPAGER_TP},
+     * {@code KVPAGER_SEND_TIMEOUT_MS}, {@code KVPAGER_SIM='{"latency":true}'}), then system
+     * properties {@code kvpager.<field>} ({@code -Dkvpager.tp=4}, {@code -Dkvpager.sim.latency=true}),
+     * each overriding the one before. The result is {@link #validate() validated}.
+     *
+     * @param path a JSON file, or {@code null} to read only the environment and system properties
+     */
+    public static Future<KvCacheOptions> load(Vertx vertx, String path) {
+        return OptionSources.load(vertx, path, new JsonObject());
+    }
+
+    /**
+     * As {@link #load(Vertx, String)}, with {@code overrides} (option fields, e.g. a command line's
+     * flags) on top of every layer, before the result is validated.
+     */
+    public static Future<KvCacheOptions> load(Vertx vertx, String path, JsonObject overrides) {
+        return OptionSources.load(vertx, path, overrides);
+    }
+
+    public JsonObject toJson() {
+        JsonObject json = new JsonObject();
+        if (instance != null) {
+            json.put(OptionField.INSTANCE.key(), instance);
+        }
+        json.put(OptionField.TP.key(), tp)
+                .put(OptionField.PP.key(), pp);
+        if (stages != null) {
+            json.put(OptionField.STAGES.key(), new JsonArray(new ArrayList<>(stages)));
+        }
+        json.put(OptionField.GROUP.key(), group)
+                .put(OptionField.LAYERS.key(), layers)
+                .put(OptionField.KV_BUFFERS.key(), kvBuffers)
+                .put(OptionField.BLOCK_BYTES.key(), blockBytes)
+                .put(OptionField.PAGE_BYTES.key(), pageBytes)
+                .put(OptionField.PAGES.key(), pages)
+                .put(OptionField.LAYOUT.key(), layout.name())
+                .put(OptionField.ZERO_PAGE.key(), zeroPage)
+                .put(OptionField.SEND_TIMEOUT_MS.key(), sendTimeoutMs)
+                .put(OptionField.TENSORS_DEADLINE_MS.key(), tensorsDeadlineMs)
+                .put(OptionField.TENSORS_POLL_MS.key(), tensorsPollMs)
+                .put(OptionField.RESERVE_LOW.key(), reserveLow)
+                .put(OptionField.RESERVE_HIGH.key(), reserveHigh)
+                .put(OptionField.ADAPTIVE_RESERVE.key(), adaptiveReserve)
+                .put(OptionField.REFILL_INTERVAL_MS.key(), refillIntervalMs);
+        if (memoryLimitBytes != null) {
+            json.put(OptionField.MEMORY_LIMIT_BYTES.key(), memoryLimitBytes);
+        }
+        json.put(OptionField.LAZY_START.key(), lazyStart)
+                .put(OptionField.LOCAL_WORKERS.key(), localWorkers)
+                .put(OptionField.DEVICE.key(), device)
+                .put(OptionField.GPUS.key(), gpus.copy())
+                .put(OptionField.SIM.key(), sim.copy());
+        return json;
+    }
+
+    /**
+     * Checks what one setter cannot: required fields, stages within {@code pp}, the geometry,
+     * the reserve marks against each other and the pool, the poll period against the deadline,
+     * and the GPU mapping against the pool's ranks.
+     *
+     * @return this
+     * @throws IllegalArgumentException naming the field
+     */
+    public KvCacheOptions validate() {
+        if (instance == null) {
+            throw new IllegalArgumentException("instance is required: the cache's name in event-bus addresses");
+        }
+        if (layers == 0) {
+            throw new IllegalArgumentException("layers is required");
+        }
+        if (blockBytes == 0) {
+            throw new IllegalArgumentException("blockBytes is required");
+        }
+        if (pages == 0) {
+            throw new IllegalArgumentException("pages is required: the pool's virtual page ids");
+        }
+        for (int stage : getStages()) {
+            if (stage >= pp) {
+                throw new IllegalArgumentException("stages: stage " + stage + " is outside 0.." + (pp - 1) + " for pp=" + pp);
+            }
+        }
+        Geometry geometry = geometry();
+        if (reserveLow > reserveHigh) {
+            throw new IllegalArgumentException("reserveLow (" + reserveLow + ") must not exceed reserveHigh (" + reserveHigh + ")");
+        }
+        if (reserveHigh > geometry.pages()) {
+            throw new IllegalArgumentException("reserveHigh (" + reserveHigh + ") must not exceed pages (" + geometry.pages() + ")");
+        }
+        if (tensorsPollMs > tensorsDeadlineMs) {
+            throw new IllegalArgumentException("tensorsPollMs (" + tensorsPollMs + ") must not exceed tensorsDeadlineMs ("
+                    + tensorsDeadlineMs + ")");
+        }
+        for (String rank : gpus.fieldNames()) {
+            var m = RANK_NAME.matcher(rank);
+            m.matches();
+            int rankPp = Integer.parseInt(m.group(1));
+            int rankTp = Integer.parseInt(m.group(2));
+            if (!getStages().contains(rankPp) || rankTp >= tp) {
+                throw new IllegalArgumentException("gpus: rank " + rank + " is not a rank of this pool (stages "
+                        + getStages() + ", tp " + tp + ")");
+            }
+        }
+        return this;
+    }
+
+    /** The pool's geometry; throws {@link IllegalArgumentException} naming the field that does not fit. */
+    public Geometry geometry() {
+        return new Geometry(layers, kvBuffers, blockBytes, pageBytes, pages, layout);
+    }
+
+    /** The GPU index of rank {@code (pp, tp)}: the {@code gpus} entry, else {@code stage × tp + tpRank}. */
+    public int gpuOf(int ppRank, int tpRank) {
+        String rank = "pp" + ppRank + "/tp" + tpRank;
+        return gpus.containsKey(rank) ? gpus.getInteger(rank) : ppRank * tp + tpRank;
+    }
+
+    public String getInstance() {
+        return instance;
+    }
+
+    /** The cache's name; part of every event-bus address, so letters, digits, '-' and '_' only. */
+    public KvCacheOptions setInstance(String instance) {
+        if (instance == null || !INSTANCE_NAME.matcher(instance).matches()) {
+            throw new IllegalArgumentException("instance must be 1 to 64 letters, digits, '-' or '_' (it is part of "
+                    + "event-bus addresses), got " + (instance == null ? "null" : "'" + instance + "'"));
+        }
+        this.instance = instance;
+        return this;
+    }
+
+    public int getTp() {
+        return tp;
+    }
+
+    /** Tensor-parallel size: every page is mapped on this many ranks of each stage. */
+    public KvCacheOptions setTp(int tp) {
+        this.tp = atLeast("tp", tp, 1);
+        return this;
+    }
+
+    public int getPp() {
+        return pp;
+    }
+
+    /** Pipeline-parallel size of the model. */
+    public KvCacheOptions setPp(int pp) {
+        this.pp = atLeast("pp", pp, 1);
+        return this;
+    }
+
+    /** The pp stages this cache's pool spans: the explicit list, else every stage {@code 0..pp-1}. */
+    public List<Integer> getStages() {
+        if (stages != null) {
+            return List.copyOf(stages);
+        }
+        List<Integer> all = new ArrayList<>(pp);
+        for (int s = 0; s < pp; s++) {
+            all.add(s);
+        }
+        return List.copyOf(all);
+    }
+
+    /** The pp stages this cache's pool spans, listed explicitly; {@code null} means all of them. */
+    public KvCacheOptions setStages(List<Integer> stages) {
+        if (stages == null) {
+            this.stages = null;
+            return this;
+        }
+        if (stages.isEmpty()) {
+            throw new IllegalArgumentException("stages must name at least one pp stage (leave it unset for all stages)");
+        }
+        Set<Integer> seen = new HashSet<>();
+        for (Integer stage : stages) {
+            if (stage == null || stage < 0) {
+                throw new IllegalArgumentException("stages must be pp stage numbers >= 0, got " + stages);
+            }
+            if (!seen.add(stage)) {
+                throw new IllegalArgumentException("stages lists stage " + stage + " twice: " + stages);
+            }
+        }
+        this.stages = List.copyOf(stages);
+        return this;
+    }
+
+    public int getGroup() {
+        return group;
+    }
+
+    /** The KV group (full attention, sliding window, ...) this cache's pool holds. */
+    public KvCacheOptions setGroup(int group) {
+        this.group = atLeast("group", group, 0);
+        return this;
+    }
+
+    public int getLayers() {
+        return layers;
+    }
+
+    public KvCacheOptions setLayers(int layers) {
+        this.layers = atLeast("layers", layers, 1);
+        return this;
+    }
+
+    public int getKvBuffers() {
+        return kvBuffers;
+    }
+
+    /** 2 for separate K and V buffers, 1 for MLA. */
+    public KvCacheOptions setKvBuffers(int kvBuffers) {
+        this.kvBuffers = atLeast("kvBuffers", kvBuffers, 1);
+        return this;
+    }
+
+    public long getBlockBytes() {
+        return blockBytes;
+    }
+
+    /** Bytes of one block of one layer and buffer. */
+    public KvCacheOptions setBlockBytes(long blockBytes) {
+        this.blockBytes = atLeast("blockBytes", blockBytes, 1);
+        return this;
+    }
+
+    public long getPageBytes() {
+        return pageBytes;
+    }
+
+    /** Bytes of one page of one layer and buffer; a multiple of the driver granularity (2 MiB). */
+    public KvCacheOptions setPageBytes(long pageBytes) {
+        this.pageBytes = atLeast("pageBytes", pageBytes, 1);
+        return this;
+    }
+
+    public int getPages() {
+        return pages;
+    }
+
+    /** Virtual page ids of the pool. */
+    public KvCacheOptions setPages(int pages) {
+        this.pages = atLeast("pages", pages, 1);
+        return this;
+    }
+
+    public Layout getLayout() {
+        return layout;
+    }
+
+    public KvCacheOptions setLayout(Layout layout) {
+        if (layout == null) {
+            throw new IllegalArgumentException("layout must be PAGE_MAJOR or PER_LAYER, got null");
+        }
+        this.layout = layout;
+        return this;
+    }
+
+    public boolean isZeroPage() {
+        return zeroPage;
+    }
+
+    /** Whether ranks zero a page's memory when they map it. */
+    public KvCacheOptions setZeroPage(boolean zeroPage) {
+        this.zeroPage = zeroPage;
+        return this;
+    }
+
+    public long getSendTimeoutMs() {
+        return sendTimeoutMs;
+    }
+
+    /** How long the coordinator waits for one rank's answer before failing it as a timeout. */
+    public KvCacheOptions setSendTimeoutMs(long sendTimeoutMs) {
+        this.sendTimeoutMs = atLeast("sendTimeoutMs", sendTimeoutMs, 1);
+        return this;
+    }
+
+    public long getTensorsDeadlineMs() {
+        return tensorsDeadlineMs;
+    }
+
+    /** Wall-clock time the start may take until every rank has created its tensors. */
+    public KvCacheOptions setTensorsDeadlineMs(long tensorsDeadlineMs) {
+        this.tensorsDeadlineMs = atLeast("tensorsDeadlineMs", tensorsDeadlineMs, 1);
+        return this;
+    }
+
+    public long getTensorsPollMs() {
+        return tensorsPollMs;
+    }
+
+    /** Period of the timer that asks the ranks whether their tensors exist. */
+    public KvCacheOptions setTensorsPollMs(long tensorsPollMs) {
+        this.tensorsPollMs = atLeast("tensorsPollMs", tensorsPollMs, 1);
+        return this;
+    }
+
+    public int getReserveLow() {
+        return reserveLow;
+    }
+
+    /** The reserve of mapped idle pages is refilled when it falls below this many pages. */
+    public KvCacheOptions setReserveLow(int reserveLow) {
+        this.reserveLow = atLeast("reserveLow", reserveLow, 0);
+        return this;
+    }
+
+    public int getReserveHigh() {
+        return reserveHigh;
+    }
+
+    /** A refill maps the reserve up to this many pages; idle pages above it are unmapped. */
+    public KvCacheOptions setReserveHigh(int reserveHigh) {
+        this.reserveHigh = atLeast("reserveHigh", reserveHigh, 0);
+        return this;
+    }
+
+    public boolean isAdaptiveReserve() {
+        return adaptiveReserve;
+    }
+
+    /** Whether the marks follow the recent page consumption rate. */
+    public KvCacheOptions setAdaptiveReserve(boolean adaptiveReserve) {
+        this.adaptiveReserve = adaptiveReserve;
+        return this;
+    }
+
+    public long getRefillIntervalMs() {
+        return refillIntervalMs;
+    }
+
+    /** Period of the background task that refills the reserve and releases reclaimed pages. */
+    public KvCacheOptions setRefillIntervalMs(long refillIntervalMs) {
+        this.refillIntervalMs = atLeast("refillIntervalMs", refillIntervalMs, 1);
+        return this;
+    }
+
+    /** The pool's memory limit per rank in bytes, or {@code null} for none. */
+    public Long getMemoryLimitBytes() {
+        return memoryLimitBytes;
+    }
+
+    /** The pool's memory limit per rank in bytes at start, or {@code null} for none. */
+    public KvCacheOptions setMemoryLimitBytes(Long memoryLimitBytes) {
+        if (memoryLimitBytes != null && memoryLimitBytes < 0) {
+            throw new IllegalArgumentException("memoryLimitBytes must be >= 0 (or unset for no limit), got " + memoryLimitBytes);
+        }
+        this.memoryLimitBytes = memoryLimitBytes;
+        return this;
+    }
+
+    public boolean isLazyStart() {
+        return lazyStart;
+    }
+
+    /**
+     * When true, {@code deploy} completes as soon as the coordinator listens, and the ranks'
+     * tensors are created in the background: the first {@code alloc} waits for them, and fails
+     * with the start's cause if they could not be created.
+     */
+    public KvCacheOptions setLazyStart(boolean lazyStart) {
+        this.lazyStart = lazyStart;
+        return this;
+    }
+
+    public boolean isLocalWorkers() {
+        return localWorkers;
+    }
+
+    /** Whether {@code deploy} also deploys one rank worker per (stage, tp rank) in this Vert.x. */
+    public KvCacheOptions setLocalWorkers(boolean localWorkers) {
+        this.localWorkers = localWorkers;
+        return this;
+    }
+
+    public String getDevice() {
+        return device;
+    }
+
+    /** The device kind of local workers: {@code sim} or {@code cuda}. */
+    public KvCacheOptions setDevice(String device) {
+        if (device == null || !DEVICES.contains(device)) {
+            throw new IllegalArgumentException("device must be 'sim' or 'cuda', got " + (device == null ? "null" : "'" + device + "'"));
+        }
+        this.device = device;
+        return this;
+    }
+
+    /** The explicit GPU of local workers by rank name ({@code {"pp0/tp1": 3}}). */
+    public JsonObject getGpus() {
+        return gpus.copy();
+    }
+
+    /** GPUs of local workers by rank name, e.g. {@code {"pp0/tp1": 3}}; ranks not named use {@link #gpuOf}'s default. */
+    public KvCacheOptions setGpus(JsonObject gpus) {
+        if (gpus == null) {
+            throw new IllegalArgumentException("gpus must be a JSON object of rank name to GPU index, got null");
+        }
+        for (String rank : gpus.fieldNames()) {
+            if (!RANK_NAME.matcher(rank).matches()) {
+                throw new IllegalArgumentException("gpus: '" + rank + "' is not a rank name such as pp0/tp1");
+            }
+            Object gpu = gpus.getValue(rank);
+            if (!(gpu instanceof Integer || gpu instanceof Long) || ((Number) gpu).longValue() < 0
+                    || ((Number) gpu).longValue() > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("gpus: the GPU of " + rank + " must be an index >= 0, got " + gpu);
+            }
+        }
+        this.gpus = gpus.copy();
+        return this;
+    }
+
+    /** Sim device options for local workers (capacity, latency model, faults). */
+    public JsonObject getSim() {
+        return sim.copy();
+    }
+
+    /** Sim device options for local workers: capacityBytes, granularity, latency, faults. */
+    public KvCacheOptions setSim(JsonObject sim) {
+        if (sim == null) {
+            throw new IllegalArgumentException("sim must be a JSON object of sim device options, got null");
+        }
+        this.sim = sim.copy();
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return "KvCacheOptions" + toJson().encode();
+    }
+
+    private static Layout layoutOf(String name) {
+        try {
+            return Layout.valueOf(name);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("layout must be PAGE_MAJOR or PER_LAYER, got '" + name + "'");
+        }
+    }
+
+    private static int atLeast(String field, int value, int min) {
+        if (value < min) {
+            throw new IllegalArgumentException(field + " must be >= " + min + ", got " + value);
+        }
+        return value;
+    }
+
+    private static long atLeast(String field, long value, long min) {
+        if (value < min) {
+            throw new IllegalArgumentException(field + " must be >= " + min + ", got " + value);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,111 @@
+package io.kvpager.impl.broker;
+
+import io.kvpager.impl.protocol.Owner;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What the pools on one GPU have taken of its budget, each pool's share under its owner: the value
+ * the GPU's broker keeps in the cluster's shared data and replaces as a whole by compare-and-set, so
+ * the shares always add up. Immutable; the text form is a JSON object
+ * {@code {"<pool>": {"owner": "<nodeId>#<epoch>", "bytes": n}, ...}}.
+ *
+ * @param shares pool name to its share, in the order the shares were first written
+ */
+public record GpuShares(Map<String, Share> shares) {
+
+    public static final GpuShares NONE = new GpuShares(Map.of());
+
+    /** One pool's share: the owner that took it and its bytes. */
+    public record Share(Owner owner, long bytes) {
+        public Share {
+            if (owner == null || bytes < 0) {
+                throw new IllegalArgumentException("a share needs an owner and 0 bytes or more, got " + owner + " and " + bytes);
+            }
+        }
+    }
+
+    public GpuShares {
+        shares = Collections.unmodifiableMap(new LinkedHashMap<>(shares));
+    }
+
+    /** Reads the text form; {@code null} or empty text is no shares. A value that is not one fails clearly. */
+    static GpuShares parse(String text) {
+        if (text == null || text.isEmpty()) {
+            return NONE;
+        }
+        try {
+            JsonObject json = new JsonObject(text);
+            Map<String, Share> shares = new LinkedHashMap<>();
+            for (String pool : json.fieldNames()) {
+                JsonObject share = json.getJsonObject(pool);
+                shares.put(pool, new Share(Owner.parse(share.getString("owner")), share.getLong("bytes")));
+            }
+            return new GpuShares(shares);
+        } catch (DecodeException | ClassCastException | NullPointerException | IllegalArgumentException e) {
+            throw new IllegalStateException("a GPU's shares in the cluster's shared data do not read: " + text, e);
+        }
+    }
+
+    String encode() {
+        JsonObject json = new JsonObject();
+        shares.forEach((pool, share) -> json.put(pool, new JsonObject().put("owner", share.owner().toString())
+                .put("bytes", share.bytes())));
+        return json.encode();
+    }
+
+    /** The bytes every pool has taken. */
+    public long total() {
+        long total = 0;
+        for (Share share : shares.values()) {
+            total += share.bytes();
+        }
+        return total;
+    }
+
+    /** The bytes every pool but {@code pool} has taken. */
+    long others(String pool) {
+        Share own = shares.get(pool);
+        return total() - (own == null ? 0 : own.bytes());
+    }
+
+    /** {@code pool}'s share, or {@code null}. */
+    public Share of(String pool) {
+        return shares.get(pool);
+    }
+
+    /** These shares with {@code pool}'s set to {@code bytes} under {@code owner}, replacing whatever it had. */
+    GpuShares with(String pool, Owner owner, long bytes) {
+        Map<String, Share> next = new LinkedHashMap<>(shares);
+        next.put(pool, new Share(owner, bytes));
+        return new GpuShares(next);
+    }
+
+    GpuShares without(String pool) {
+        Map<String, Share> next = new LinkedHashMap<>(shares);
+        next.remove(pool);
+        return new GpuShares(next);
+    }
+
+    /** The shares of owners on cluster node {@code nodeId}. */
+    GpuShares ofNode(String nodeId) {
+        Map<String, Share> on = new LinkedHashMap<>();
+        shares.forEach((pool, share) -> {
+            if (share.owner().isOn(nodeId)) {
+                on.put(pool, share);
+            }
+        });
+        return new GpuShares(on);
+    }
+
+    /** These shares less every pool that {@code gone} holds. */
+    GpuShares without(GpuShares gone) {
+        Map<String, Share> next = new LinkedHashMap<>(shares);
+        next.keySet().removeAll(gone.shares().keySet());
+        return new GpuShares(next);
+    }
+}

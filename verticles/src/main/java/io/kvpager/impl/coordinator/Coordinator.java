@@ -1,0 +1,460 @@
+package io.kvpager.impl.coordinator;
+
+import io.kvpager.Allocation;
+import io.kvpager.FailureCode;
+import io.kvpager.LimitResult;
+import io.kvpager.MissReason;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.GpuStats;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.KvPagerException;
+import io.kvpager.cache.PoolStats;
+import io.kvpager.cache.RankStats;
+import io.kvpager.core.LedgerStats;
+import io.kvpager.core.PageLedger;
+import io.kvpager.core.PageMapFailure;
+import io.kvpager.core.PageState;
+import io.kvpager.core.ReserveMarks;
+import io.kvpager.impl.RankFailure;
+import io.kvpager.impl.broker.PoolBudget;
+import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.impl.protocol.Owner;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * The insides of one cache: its {@link PageLedger}, the fan-out that maps its pages on every rank,
+ * the start that creates the tensors, the background refill, and the sweep that recovers
+ * quarantined pages ({@link QuarantineSweep}). Everything here runs on the
+ * coordinator verticle's context, one call at a time, because the ledger is single-threaded; the
+ * mapper's stages complete on that context too, since the event-bus replies arrive there.
+ *
+ * <p>A failed start is kept in {@link #ready()}: every later {@code alloc} fails with its cause.
+ *
+ * <p>The ranks may run in this process or in others of the cluster; the coordinator sends to
+ * their addresses either way. When the cluster removes a rank's node, its {@link RankNodes} fails
+ * the requests in flight there and the rank counts as lost: every allocation then first tries to
+ * bring it back ({@link RankRejoin}) and misses with {@link MissReason#RANK_DOWN} while it cannot,
+ * even one the reserve could serve, since a page's blocks are only usable while every rank holds
+ * it. The pages' memory is drawn from the budgets of the ranks' GPUs ({@link PoolBudget}), which
+ * every cache on those GPUs shares.
+ */
+public final class Coordinator {
+
+    private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
+    /** Failed refill rounds in a row after which the cache reports itself degraded. */
+    static final int REFILL_FAILURES_DEGRADED = 3;
+
+    private final KvCacheOptions options;
+    /** This incarnation: the owner of the pool's tensors on every rank and of its share of each GPU's budget. */
+    private final Owner owner;
+    private final PoolRanks pool;
+    private final RankNodes nodes;
+    private final RankFanOut fanOut;
+    private final PoolBudget budget;
+    private final RankRejoin rejoin;
+    private final PageLedger ledger;
+    private final TensorStart tensorStart;
+    private final AtomicLong fenceIds = new AtomicLong();
+    private final Map<Long, Long> ledgerFences = new HashMap<>();
+    private final ReserveRefill refill;
+    private final QuarantineSweep sweep;
+    /** Allocations missed before the ledger because a rank was down. */
+    private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
+    private Future<Void> ready;
+    private Future<Void> closing;
+
+    /**
+     * @param context the coordinator verticle's context, where every method must be called
+     * @param options validated options
+     */
+    public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
+        this.options = options;
+        this.owner = Owner.next(vertx);
+        this.pool = PoolRanks.of(options);
+        this.nodes = RankNodes.of(vertx, context, pool, this::departed);
+        this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
+        JsonObject tensors = tensorsBody(options);
+        this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
+                this::mappedPages);
+        String name = "cache " + pool.instance() + " group " + pool.group();
+        this.budget = new PoolBudget(vertx, name, pool.instance() + ".group" + pool.group(), owner,
+                options.geometry().bytesPerPageId());
+        this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin, budget),
+                new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
+        if (options.getMemoryLimitBytes() != null) {
+            // the configured limit is revision 0; run-time changes use revisions from 1
+            ledger.setLimit(options.getMemoryLimitBytes(), 0);
+        }
+        this.tensorStart = new TensorStart(vertx, fanOut, pool.ranks(), tensors, options.getTensorsDeadlineMs(),
+                options.getTensorsPollMs(), true);
+        this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(), name,
+                Coordinator::asKvPagerException);
+        this.sweep = new QuarantineSweep(vertx, ledger, fanOut, budget, options.getRefillIntervalMs(), name);
+    }
+
+    /** The {@code create-tensors} body of this pool, without the group (the fan-out adds it). */
+    static JsonObject tensorsBody(KvCacheOptions options) {
+        return new JsonObject().put("layers", options.getLayers()).put("kvBuffers", options.getKvBuffers())
+                .put("blockBytes", options.getBlockBytes()).put("pageBytes", options.getPageBytes())
+                .put("pages", options.getPages()).put("layout", options.getLayout().name())
+                .put("zeroPage", options.isZeroPage());
+    }
+
+    public KvCacheOptions options() {
+        return options;
+    }
+
+    public PoolRanks pool() {
+        return pool;
+    }
+
+    /** The coordinator incarnation that owns the pool's tensors on every rank and its GPU shares. */
+    public Owner owner() {
+        return owner;
+    }
+
+    /** Creates the tensors on every rank, opens the GPUs' budgets, and starts the refill and the sweep. */
+    public Future<Void> start() {
+        if (ready != null) {
+            return ready;
+        }
+        ready = tensorStart.run().compose(created -> closing != null ? Future.succeededFuture() : budget.open(tensorStart.created()));
+        ready.onSuccess(v -> {
+            if (closing == null) {
+                refill.start();
+                sweep.start();
+            }
+        }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
+        return ready;
+    }
+
+    /** The start: pending, done, or failed with the cause every {@code alloc} fails with. */
+    public Future<Void> ready() {
+        return ready;
+    }
+
+    public Future<Allocation> alloc(int blocks) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        if (!ready.isComplete()) {
+            return ready.compose(v -> alloc(blocks));
+        }
+        if (ready.failed()) {
+            return Future.failedFuture(ready.cause());
+        }
+        int total = options.getPages() * options.geometry().blocksPerPage();
+        if (blocks > 0 && blocks <= total && !rejoin.allBack()) {
+            // the one place an allocation consults the rejoin: the mapper then finds every rank back
+            return rejoin.rejoin().transform(back -> back.succeeded() ? allocNow(blocks) : Future.succeededFuture(downMiss(back.cause())));
+        }
+        return allocNow(blocks);
+    }
+
+    private Future<Allocation> allocNow(int blocks) {
+        CompletionStage<Allocation> stage;
+        try {
+            stage = ledger.alloc(blocks);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        refill.allocated();
+        return Future.fromCompletionStage(stage);
+    }
+
+    /** An allocation that a lost rank, which could not come back, keeps from being served. */
+    private Allocation downMiss(Throwable cause) {
+        MissReason reason = cause instanceof KvPagerException k && !k.failures().isEmpty()
+                ? FanOutMapper.reasonOf(k.failures()) : MissReason.RANK_DOWN;
+        downMisses.merge(reason, 1L, Long::sum);
+        return Allocation.miss(reason, "alloc not served while " + rejoin.lost() + " of group " + pool.group()
+                + " cannot come back: " + cause.getMessage());
+    }
+
+    /** The cluster removed the node of these ranks: they lost their tensors, and must rejoin before the next allocation. */
+    private void departed(List<RankTarget> ranks) {
+        rejoin.noteDeparted(ranks);
+        log.warn("cache {} group {}: {} left the cluster; allocations miss until a worker for {} rejoins",
+                pool.instance(), pool.group(), ranks, ranks.size() == 1 ? "it" : "each");
+    }
+
+    /**
+     * Frees the blocks; pages they empty that neither stay in the reserve nor wait for a fence are
+     * unmapped in the same call, in one fan-out, and the future completes once they are. If that
+     * unmap fails the blocks are free all the same and the pages stay mapped and idle until the
+     * refill's next release; while a rank is lost or the release backs off after failures, the
+     * pages are left to it at once.
+     */
+    public Future<Void> free(int[] blocks) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        int releasable;
+        try {
+            releasable = ledger.free(blocks);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        if (releasable == 0 || !rejoin.allBack() || refill.backingOff()) {
+            return Future.succeededFuture();
+        }
+        return unwrap(ledger.releaseReclaimed()).transform(released -> {
+            if (released.failed()) {
+                log.debug("cache {} group {}: unmapping pages emptied by a free failed; the refill retries: {}",
+                        pool.instance(), pool.group(), released.cause().getMessage());
+                // the refill's own release then fails too and backs off, and later frees leave their pages to it
+                refill.wake();
+            }
+            return Future.succeededFuture();
+        });
+    }
+
+    /** Reserves the next fence id; any thread may call it. {@link #openFence} opens it on the context. */
+    public long nextFenceId() {
+        return fenceIds.incrementAndGet();
+    }
+
+    /** Opens the ledger fence behind cache fence {@code id}. */
+    public void openFence(long id) {
+        ledgerFences.put(id, ledger.fence());
+    }
+
+    /**
+     * Retires fence {@code id} and completes once the pages it held back have been unmapped (after
+     * any background unmap in flight, so none of them is still on its way out).
+     */
+    public Future<Void> retired(long id) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        Long ledgerFence = ledgerFences.get(id);
+        if (ledgerFence == null) {
+            return Future.failedFuture(new IllegalArgumentException(id <= 0 || id > fenceIds.get()
+                    ? "fence " + id + " was never opened; the last one opened is " + fenceIds.get()
+                    : "fence " + id + " is already retired"));
+        }
+        try {
+            ledger.retire(ledgerFence);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        ledgerFences.remove(id);
+        return refill.after(() -> unwrap(ledger.releaseReclaimed()))
+                .recover(e -> Future.failedFuture(asKvPagerException(e).withNote("fence " + id
+                        + " is retired, but unmapping the pages it held back failed; they stay mapped and idle")))
+                .mapEmpty();
+    }
+
+    public Future<Integer> availableBlocks() {
+        return Future.succeededFuture(ledger.availableBlocks());
+    }
+
+    public Future<LimitResult> setMemoryLimit(long bytes, long revision) {
+        return changeLimit(() -> ledger.setLimit(bytes, revision));
+    }
+
+    /** A limit change under the next revision, the one in force plus one: see {@link PageLedger#setNextLimit}. */
+    public Future<LimitResult> setMemoryLimit(long bytes) {
+        return changeLimit(() -> ledger.setNextLimit(bytes));
+    }
+
+    private Future<LimitResult> changeLimit(Supplier<LimitResult> change) {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        try {
+            LimitResult result = change.get();
+            refill.wake();
+            return Future.succeededFuture(result);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    /**
+     * Unmaps the idle reserve and the reclaimed pages no open fence holds, after any background
+     * work in flight. The refill then rests until the next allocation, or it would map the
+     * reserve straight back.
+     */
+    public Future<Void> trim() {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        refill.hold();
+        return refill.after(() -> unwrap(ledger.trim())).mapEmpty();
+    }
+
+    public Future<CacheStats> stats() {
+        PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId(), downMisses);
+        Future<List<GpuStats>> gpus = budget.stats();
+        return fanOut.toAll(RankFanOut.STATS, new JsonObject()).compose(replies -> gpus.map(gpuStats -> {
+            List<RankStats> ranks = new ArrayList<>(replies.size());
+            for (RankReply reply : replies) {
+                ranks.add(reply.succeeded() ? rankStats(reply, pool.group()) : RankStats.down(reply.failure()));
+            }
+            String state = closing != null ? CacheStats.CLOSED : !ready.isComplete() ? CacheStats.STARTING
+                    : ready.failed() ? CacheStats.FAILED : CacheStats.READY;
+            String reason = switch (state) {
+                case CacheStats.CLOSED -> "the cache is closed";
+                case CacheStats.STARTING -> "waiting for the tensors on every rank";
+                case CacheStats.FAILED -> "the start failed: " + ready.cause().getMessage();
+                default -> degradedBecause(ranks);
+            };
+            if (reason != null && state.equals(CacheStats.READY)) {
+                state = CacheStats.DEGRADED;
+            }
+            return new CacheStats(pool.instance(), pool.group(), pool.stages(), pool.tp(), state, reason,
+                    ready.failed() ? ready.cause().getMessage() : null, refill.failure(), poolStats, ranks, gpuStats);
+        }));
+    }
+
+    /**
+     * Why a started cache cannot serve as it should, or {@code null}: a rank did not answer the
+     * stats or is lost (allocations miss with {@code RANK_DOWN} until it is back), or the
+     * background refill or release failed {@link #REFILL_FAILURES_DEGRADED} rounds in a row.
+     */
+    private String degradedBecause(List<RankStats> ranks) {
+        List<String> down = new ArrayList<>();
+        for (RankStats r : ranks) {
+            if (!r.up()) {
+                down.add(r.failure().toString());
+            }
+        }
+        for (RankTarget lost : rejoin.lost()) {
+            if (down.stream().noneMatch(d -> d.startsWith(lost.name() + " "))) {
+                down.add(lost.name() + " lost its tensors and has not rejoined yet");
+            }
+        }
+        if (!down.isEmpty()) {
+            return (down.size() == 1 ? "a rank is down: " : down.size() + " ranks are down: ") + String.join("; ", down);
+        }
+        if (refill.failedRounds() >= REFILL_FAILURES_DEGRADED) {
+            return "the background refill failed " + refill.failedRounds() + " rounds in a row; last: " + refill.failure();
+        }
+        return null;
+    }
+
+    /** The ledger, for tests that check its invariants; call only on the context. */
+    public PageLedger ledger() {
+        return ledger;
+    }
+
+    /** The ranks lost now (no worker, no tensors, or their node left the cluster), for stats and tests. */
+    public List<RankTarget> lostRanks() {
+        return rejoin.lost();
+    }
+
+    /**
+     * Stops the refill and the start, lets background work in flight finish, and destroys the
+     * tensors on every rank (which unmaps every page). A rank without a worker, without tensors, or
+     * stopping (which gives back everything itself) has nothing to destroy; any other failure fails
+     * the close, after everything else is done.
+     */
+    public Future<Void> close() {
+        if (closing != null) {
+            return closing;
+        }
+        Promise<Void> promise = Promise.promise();
+        closing = promise.future();
+        refill.stop();
+        sweep.stop();
+        if (ready != null) {
+            tensorStart.cancel();
+        }
+        refill.after(() -> sweep.idle().transform(swept -> fanOut.toAll(RankFanOut.DESTROY_TENSORS, new JsonObject()))).map(replies -> {
+            List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();
+            for (RankReply reply : replies) {
+                // CONFLICT: a new owner reclaimed the group there, and with it this pool's pages
+                if (!reply.succeeded() && reply.code() != FailureCode.NO_RANK && reply.code() != FailureCode.NO_TENSORS
+                        && reply.code() != FailureCode.STOPPING && reply.code() != FailureCode.CONFLICT) {
+                    failures.add(reply.failure());
+                }
+            }
+            if (!failures.isEmpty()) {
+                log.warn("cache {} group {}: its GPU budget stays taken, as some ranks may still hold its memory",
+                        pool.instance(), pool.group());
+                throw KvPagerException.ofRanks("destroy-tensors of group " + pool.group(), replies.size(), failures);
+            }
+            return (Void) null;
+        }).compose(destroyed -> budget.close())
+                // the membership is followed to the end, so that a rank whose node leaves now fails at once
+                .andThen(closed -> nodes.close()).onComplete(promise);
+        return closing;
+    }
+
+    /**
+     * What a rejoining rank must map: the pages mapped on every other rank. The rejoin reads this
+     * once no fan-out is in flight, so a page being unmapped then is one whose unmap waits for the
+     * rejoin and is still mapped everywhere else, and a page being mapped one whose map waits too.
+     */
+    private int[] mappedPages() {
+        int[] pages = new int[options.getPages()];
+        int n = 0;
+        for (int page = 0; page < pages.length; page++) {
+            PageState state = ledger.pageState(page);
+            if (state == PageState.IN_USE || state == PageState.RESERVE || state == PageState.RECLAIMED
+                    || state == PageState.UNMAPPING) {
+                pages[n++] = page;
+            }
+        }
+        return Arrays.copyOf(pages, n);
+    }
+
+    private KvPagerException closed() {
+        return new KvPagerException(FailureCode.STOPPING, "cache " + pool.instance() + " group " + pool.group() + " is closed");
+    }
+
+    /** A ledger stage as a future; a mapper failure reaches the caller as its {@link KvPagerException}. */
+    private static <T> Future<T> unwrap(CompletionStage<T> stage) {
+        return Future.fromCompletionStage(stage).recover(e -> Future.failedFuture(asKvPagerException(e)));
+    }
+
+    private static KvPagerException asKvPagerException(Throwable e) {
+        if (e instanceof KvPagerException k) {
+            return k;
+        }
+        if (e instanceof PageMapFailure f && f.getCause() instanceof KvPagerException k) {
+            return k;
+        }
+        return new KvPagerException(FailureCode.DRIVER_ERROR, String.valueOf(e.getMessage()), List.of(), e);
+    }
+
+    static PoolStats poolStats(LedgerStats s, long bytesPerPage, Map<MissReason, Long> moreMisses) {
+        Map<MissReason, Long> misses = new EnumMap<>(MissReason.class);
+        misses.putAll(s.misses());
+        moreMisses.forEach((reason, n) -> misses.merge(reason, n, Long::sum));
+        return new PoolStats(s.mappedPages(), s.inUsePages(), s.reservePages(), s.reclaimedPages(), s.quarantinedPages(),
+                s.freePages(), s.usedBlocks(), s.limitPages(), s.lowMark(), s.highMark(), s.allocs(), misses,
+                s.maps(), s.unmaps(), bytesPerPage);
+    }
+
+    private static RankStats rankStats(RankReply reply, int group) {
+        JsonObject body = reply.body();
+        JsonObject groups = body.getJsonObject("groups", new JsonObject());
+        JsonObject mine = groups.getJsonObject(String.valueOf(group), new JsonObject());
+        return new RankStats(reply.rank().name(), true, null, body.getString("device", ""),
+                number(mine, "mappedPages"), number(mine, "handles"), number(body, "handlesAlive"),
+                number(body, "deviceUsedBytes"), number(body, "deviceFreeBytes"), number(body, "deviceTotalBytes"));
+    }
+
+    private static long number(JsonObject json, String key) {
+        return json.getValue(key) instanceof Number n ? n.longValue() : 0;
+    }
+
+}

@@ -1,0 +1,267 @@
+package io.kvpager.impl.coordinator;
+
+import io.kvpager.Allocation;
+import io.kvpager.LimitResult;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.impl.worker.RankWorkers;
+import io.kvpager.impl.worker.WorkerConfig;
+import io.vertx.core.Completable;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.PromiseInternal;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * A {@link KvCache} whose coordinator runs in this Vert.x instance: each call hops onto the
+ * coordinator's context, or runs directly when the caller is on the coordinator's event-loop
+ * thread (so that an allocation served from the reserve completes before {@code alloc} returns).
+ * Every future it returns is bound to the caller's context ({@link ContextHandBack}); a caller
+ * without one gets its callbacks on the cache's callback context, never on the coordinator's
+ * event loop.
+ *
+ * <p>The hops of one {@code alloc} that maps, and the class that owns each:
+ * <ol>
+ * <li>the caller's thread to the coordinator's context, and the answer's way back: this class;</li>
+ * <li>the cache's state (closed, started) and the one look at the lost ranks: {@link Coordinator};</li>
+ * <li>the blocks claimed and the pages picked, on the coordinator's thread: the core's ledger;</li>
+ * <li>the GPU budget, the rejoin of lost ranks when there are any, the all-or-nothing fan-out and
+ *     its compensation: {@link FanOutMapper} (budget in {@link io.kvpager.impl.broker.PoolBudget}, rejoin in
+ *     {@link RankRejoin});</li>
+ * <li>one request per rank over the event bus, its timeout and the replies: {@link RankFanOut};</li>
+ * <li>the driver calls, on the rank's own thread: {@link io.kvpager.impl.worker.RankWorkerVerticle};</li>
+ * </ol>
+ * and back the same way: the replies on the coordinator's context, the ledger fills the blocks,
+ * and the caller's promise completes, its callbacks dispatched to the caller's context.
+ */
+public final class LocalKvCache implements KvCache {
+
+    private final Vertx vertx;
+    private final CoordinatorVerticle verticle;
+    private final Coordinator coordinator;
+    private final Context context;
+    private final Thread thread;
+    private final String deployment;
+    /** The local workers' deployment ids, each with the rank it serves. */
+    private final Map<String, String> workerDeployments;
+    private final ContextHandBack handBack;
+    private Future<Void> closing;
+
+    private LocalKvCache(Vertx vertx, CoordinatorVerticle verticle, String deployment, Map<String, String> workerDeployments,
+                         ContextHandBack handBack) {
+        this.vertx = vertx;
+        this.verticle = verticle;
+        this.coordinator = verticle.coordinator();
+        this.context = verticle.context();
+        this.thread = verticle.thread();
+        this.deployment = deployment;
+        this.workerDeployments = Map.copyOf(workerDeployments);
+        this.handBack = handBack;
+    }
+
+    /** See {@link KvCache#deploy}. */
+    public static Future<KvCache> deploy(Vertx vertx, KvCacheOptions options) {
+        KvCacheOptions checked;
+        try {
+            if (vertx == null || options == null) {
+                throw new IllegalArgumentException("deploy needs a Vert.x instance and options");
+            }
+            checked = new KvCacheOptions(options).validate();
+        } catch (IllegalArgumentException e) {
+            return Future.failedFuture(e);
+        }
+        ContextHandBack handBack = new ContextHandBack(vertx);
+        PromiseInternal<KvCache> answer = handBack.promise();
+        Map<String, String> workers = new LinkedHashMap<>();
+        CoordinatorVerticle verticle = new CoordinatorVerticle();
+        // checked before the workers too: a second cache's workers would answer at the first one's addresses
+        CoordinatorVerticle.addressIsFree(vertx, checked)
+                .compose(free -> checked.isLocalWorkers() ? deployWorkers(vertx, checked, workers) : Future.<Void>succeededFuture())
+                .compose(v -> vertx.deployVerticle(verticle, CoordinatorVerticle.deploymentOptions(checked)))
+                .<KvCache>map(id -> new LocalKvCache(vertx, verticle, id, workers, handBack))
+                .recover(e -> undeployAll(vertx, checked.getInstance(), workers).transform(undeployed -> Future.failedFuture(e)))
+                .onComplete(answered(answer));
+        return answer.future();
+    }
+
+    /** One worker per rank of the pool, all deployed before the coordinator starts; all or none. */
+    private static Future<Void> deployWorkers(Vertx vertx, KvCacheOptions options, Map<String, String> deployed) {
+        List<Future<String>> deploying = new ArrayList<>();
+        List<RankTarget> ranks = PoolRanks.of(options).ranks();
+        for (RankTarget rank : ranks) {
+            WorkerConfig config = new WorkerConfig(options.getInstance(), rank.pp(), rank.tp(), options.getDevice(),
+                    options.gpuOf(rank.pp(), rank.tp()), options.getSim(), options.getSendTimeoutMs());
+            deploying.add(RankWorkers.deploy(vertx, config));
+        }
+        return Future.join(deploying).transform(joined -> {
+            Throwable first = null;
+            for (int i = 0; i < deploying.size(); i++) {
+                Future<String> f = deploying.get(i);
+                if (f.succeeded()) {
+                    deployed.put(f.result(), ranks.get(i).name());
+                } else if (first == null) {
+                    first = f.cause();
+                }
+            }
+            return first == null ? Future.succeededFuture() : Future.failedFuture(first);
+        });
+    }
+
+    /**
+     * Undeploys the workers still deployed: one undeployed from outside, or with its Vert.x, is
+     * already gone and has given its memory back. A failure names the rank and the cache.
+     */
+    private static Future<Void> undeployAll(Vertx vertx, String instance, Map<String, String> deployments) {
+        List<Future<Void>> undeploying = new ArrayList<>();
+        List<String> ranks = new ArrayList<>();
+        for (Map.Entry<String, String> worker : deployments.entrySet()) {
+            undeploying.add(undeployIfThere(vertx, worker.getKey()));
+            ranks.add(worker.getValue());
+        }
+        return Future.join(undeploying).transform(joined -> {
+            for (int i = 0; i < undeploying.size(); i++) {
+                if (undeploying.get(i).failed()) {
+                    Throwable cause = undeploying.get(i).cause();
+                    return Future.failedFuture(new IllegalStateException("cache " + instance + ": stopping the worker of "
+                            + ranks.get(i) + " failed: " + cause.getMessage(), cause));
+                }
+            }
+            return Future.succeededFuture();
+        });
+    }
+
+    /** Undeploys {@code deployment}; one that is not deployed (any more) is gone already, which is no failure. */
+    private static Future<Void> undeployIfThere(Vertx vertx, String deployment) {
+        if (!vertx.deploymentIDs().contains(deployment)) {
+            return Future.succeededFuture();
+        }
+        return vertx.undeploy(deployment).recover(e -> vertx.deploymentIDs().contains(deployment)
+                ? Future.failedFuture(e) : Future.succeededFuture());
+    }
+
+    @Override
+    public KvCacheOptions options() {
+        return new KvCacheOptions(coordinator.options());
+    }
+
+    @Override
+    public Future<Allocation> alloc(int blocks) {
+        return onContext(() -> coordinator.alloc(blocks));
+    }
+
+    @Override
+    public Future<Void> free(int[] blockIds) {
+        int[] copy = blockIds == null ? null : blockIds.clone();
+        return onContext(() -> coordinator.free(copy));
+    }
+
+    @Override
+    public long fence() {
+        long id = coordinator.nextFenceId();
+        if (Thread.currentThread() == thread) {
+            coordinator.openFence(id);
+        } else {
+            // queued before anything this thread asks next, so its frees fall under the fence
+            context.runOnContext(v -> coordinator.openFence(id));
+        }
+        return id;
+    }
+
+    @Override
+    public Future<Void> retired(long fence) {
+        return onContext(() -> coordinator.retired(fence));
+    }
+
+    @Override
+    public Future<Integer> availableBlocks() {
+        return onContext(coordinator::availableBlocks);
+    }
+
+    @Override
+    public Future<LimitResult> setMemoryLimit(long bytes, long revision) {
+        return onContext(() -> coordinator.setMemoryLimit(bytes, revision));
+    }
+
+    @Override
+    public Future<LimitResult> setMemoryLimit(long bytes) {
+        return onContext(() -> coordinator.setMemoryLimit(bytes));
+    }
+
+    @Override
+    public Future<CacheStats> stats() {
+        return onContext(coordinator::stats);
+    }
+
+    @Override
+    public Future<Void> trim() {
+        return onContext(coordinator::trim);
+    }
+
+    /**
+     * Undeploys the coordinator (which destroys the tensors on the ranks), then the local workers;
+     * what was undeployed from outside already is skipped. There is one close: every call is
+     * answered with the first one's outcome, on its own caller's context.
+     */
+    @Override
+    public Future<Void> close() {
+        PromiseInternal<Void> answer = handBack.promise();
+        closeOnce().onComplete(answered(answer));
+        return answer.future();
+    }
+
+    private synchronized Future<Void> closeOnce() {
+        if (closing == null) {
+            String instance = coordinator.pool().instance();
+            closing = undeployIfThere(vertx, deployment).transform(coordinatorGone -> undeployAll(vertx, instance, workerDeployments)
+                    .transform(workersGone -> coordinatorGone.failed() ? Future.<Void>failedFuture(coordinatorGone.cause())
+                            : workersGone.failed() ? Future.<Void>failedFuture(workersGone.cause()) : Future.<Void>succeededFuture()));
+        }
+        return closing;
+    }
+
+    /** The coordinator verticle, for tests and benchmarks that look inside. */
+    public CoordinatorVerticle verticle() {
+        return verticle;
+    }
+
+    @Override
+    public String toString() {
+        return "KvCache[" + coordinator.pool().instance() + " group " + coordinator.pool().group() + " stages "
+                + coordinator.pool().stages() + " tp " + coordinator.pool().tp() + "]";
+    }
+
+    /**
+     * Runs {@code work} on the coordinator's context (at once when this thread is its event loop)
+     * and answers with a future bound to the caller's context.
+     */
+    private <T> Future<T> onContext(Supplier<Future<T>> work) {
+        PromiseInternal<T> answer = handBack.promise();
+        if (Thread.currentThread() == thread) {
+            run(work).onComplete(answered(answer));
+        } else {
+            context.runOnContext(v -> run(work).onComplete(answered(answer)));
+        }
+        return answer.future();
+    }
+
+    private static <T> Future<T> run(Supplier<Future<T>> work) {
+        try {
+            return work.get();
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    /** {@code answer} as a completion handler (a promise is both a handler and a completable). */
+    private static <T> Completable<T> answered(Promise<T> answer) {
+        return answer;
+    }
+}

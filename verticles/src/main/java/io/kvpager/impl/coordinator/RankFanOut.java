@@ -1,0 +1,196 @@
+package io.kvpager.impl.coordinator;
+
+import io.kvpager.FailureCode;
+import io.kvpager.impl.RankFailure;
+import io.kvpager.impl.membership.RankDeparted;
+import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.impl.protocol.Owner;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Sends one request to each of a pool's ranks and waits, with {@link Future#join}, until every
+ * one has answered, failed, or run past the send timeout, so the caller decides on the whole
+ * picture and never on the first failure alone.
+ *
+ * <p>The pool's {@code group}, the target rank's {@code pp} and {@code tp} and the fan-out's
+ * {@link Owner} (the coordinator incarnation the group's tensors belong to) are written into every
+ * body here, last, from the pool this fan-out serves; nothing a caller passes can replace them, and
+ * a worker refuses a request whose {@code pp} or {@code tp} is not its own. Each
+ * map, unmap and release-pages request carries a fresh {@code requestId}; the prefix is random per fan-out so a
+ * restarted coordinator never collides with a worker's memory of earlier requests.
+ *
+ * <p>Every request goes through the pool's {@link RankNodes}, which fails it at once when the
+ * rank's node has left the cluster (in flight or before it is sent); such a rank answers
+ * {@link FailureCode#NO_RANK}, like a rank with no worker.
+ *
+ * <p>Requests must be sent from the coordinator's context: their replies complete there.
+ */
+public final class RankFanOut {
+
+    /** The header that carries a worker action. */
+    public static final String ACTION = "action";
+    public static final String CREATE_TENSORS = "create-tensors";
+    public static final String TENSORS_CREATED = "tensors-created";
+    public static final String MAP = "map";
+    public static final String UNMAP = "unmap";
+    public static final String RELEASE_PAGES = "release-pages";
+    public static final String DESTROY_TENSORS = "destroy-tensors";
+    public static final String STATS = "stats";
+
+    private final EventBus bus;
+    private final PoolRanks pool;
+    private final RankNodes nodes;
+    private final long sendTimeoutMs;
+    private final Owner owner;
+    private final String requestPrefix = UUID.randomUUID().toString();
+    private long requests;
+
+    /** A fan-out outside a cluster, or one that does not follow its membership, as an owner of its own. */
+    public RankFanOut(EventBus bus, PoolRanks pool, long sendTimeoutMs) {
+        this(bus, pool, RankNodes.local(pool), sendTimeoutMs);
+    }
+
+    /** A fan-out as an owner of its own, which no other fan-out shares: for tools that drive ranks directly. */
+    public RankFanOut(EventBus bus, PoolRanks pool, RankNodes nodes, long sendTimeoutMs) {
+        this(bus, pool, nodes, sendTimeoutMs, new Owner("fan-out-" + UUID.randomUUID(), 0));
+    }
+
+    /** @param owner the coordinator incarnation whose requests these are */
+    public RankFanOut(EventBus bus, PoolRanks pool, RankNodes nodes, long sendTimeoutMs, Owner owner) {
+        this.bus = bus;
+        this.pool = pool;
+        this.nodes = nodes;
+        this.sendTimeoutMs = sendTimeoutMs;
+        this.owner = owner;
+    }
+
+    /** Whose requests these are. */
+    public Owner owner() {
+        return owner;
+    }
+
+    public PoolRanks pool() {
+        return pool;
+    }
+
+    public long sendTimeoutMs() {
+        return sendTimeoutMs;
+    }
+
+    /** {@link #send(List, String, JsonObject, long)} to every rank of the pool with the send timeout. */
+    public Future<List<RankReply>> toAll(String action, JsonObject fields) {
+        return send(pool.ranks(), action, fields, sendTimeoutMs);
+    }
+
+    /**
+     * Sends {@code action} with {@code fields} to each of {@code ranks}; the rank's pp and tp and the
+     * pool's group and the owner are added to every body (neither for {@code stats}), and a requestId to map, unmap and release-pages. The future never fails:
+     * it holds one {@link RankReply} per rank, in the order given.
+     */
+    public Future<List<RankReply>> send(List<RankTarget> ranks, String action, JsonObject fields, long timeoutMs) {
+        DeliveryOptions delivery = new DeliveryOptions().addHeader(ACTION, action).setSendTimeout(timeoutMs);
+        long sentAt = System.nanoTime();
+        List<Future<Message<Object>>> sent = new ArrayList<>(ranks.size());
+        for (RankTarget rank : ranks) {
+            // one level deep: the ranks' bodies share the fields' values (the page array, say),
+            // which nobody changes once sent; the bus copies a body before its consumer sees it
+            JsonObject body = new JsonObject(new LinkedHashMap<>(fields.getMap())).put("pp", rank.pp()).put("tp", rank.tp());
+            if (STATS.equals(action)) {
+                body.remove("group");
+                body.remove("owner");
+            } else {
+                body.put("group", pool.group()).put("owner", owner.toString());
+            }
+            if (MAP.equals(action) || UNMAP.equals(action) || RELEASE_PAGES.equals(action)) {
+                body.put("requestId", requestPrefix + "-" + (++requests));
+            }
+            String address = rank.address(pool.instance());
+            sent.add(nodes.request(rank, action, () -> bus.request(address, body, delivery)));
+        }
+        return Future.join(sent).transform(joined -> {
+            List<RankReply> replies = new ArrayList<>(ranks.size());
+            for (int i = 0; i < ranks.size(); i++) {
+                replies.add(replyOf(ranks.get(i), action, timeoutMs, sentAt, sent.get(i)));
+            }
+            return Future.succeededFuture(replies);
+        });
+    }
+
+    private RankReply replyOf(RankTarget rank, String action, long timeoutMs, long sentAt, Future<Message<Object>> answer) {
+        if (answer.succeeded()) {
+            Object body = answer.result().body();
+            if (body == null || body instanceof JsonObject) {
+                return RankReply.ok(rank, (JsonObject) body);
+            }
+            return RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " answered " + action
+                    + " with a " + body.getClass().getSimpleName() + " instead of a JSON object");
+        }
+        Throwable cause = answer.cause();
+        String address = rank.address(pool.instance());
+        if (cause instanceof RankDeparted departed) {
+            return RankReply.failed(rank, FailureCode.NO_RANK, departed.getMessage());
+        }
+        if (cause instanceof ReplyException reply) {
+            return switch (reply.failureType()) {
+                case RECIPIENT_FAILURE -> RankReply.failed(rank, FailureCode.of(reply.failureCode()), reply.getMessage());
+                case TIMEOUT -> timedOutOrDiscarded(rank, action, timeoutMs, sentAt, address, reply);
+                case NO_HANDLERS -> RankReply.failed(rank, FailureCode.NO_RANK, "no worker for " + rank.name() + " at "
+                        + address + " (not deployed, or stopped): " + reply.getMessage());
+                case ERROR -> RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " " + action
+                        + " could not be delivered: " + reply.getMessage());
+            };
+        }
+        return RankReply.failed(rank, FailureCode.DRIVER_ERROR, rank.name() + " " + action + " failed: " + cause);
+    }
+
+    /**
+     * Vert.x fails a request with {@link ReplyFailure#TIMEOUT} both when its send timer expires
+     * and when the consumer discards it unhandled (a worker whose verticle is being undeployed
+     * drops what is still queued for it). Only the first is a timeout: the timer cannot have
+     * expired before the send timeout has passed. A discarded request never reached the worker's
+     * handler, so it changed nothing there; it is {@link FailureCode#STOPPING}, with the bus's own
+     * text kept.
+     */
+    private static RankReply timedOutOrDiscarded(RankTarget rank, String action, long timeoutMs, long sentAt, String address,
+                                                 ReplyException reply) {
+        long elapsedMs = (System.nanoTime() - sentAt) / 1_000_000;
+        if (elapsedMs >= timeoutMs) {
+            return RankReply.failed(rank, FailureCode.TIMEOUT, rank.name() + " did not answer " + action + " within " + timeoutMs
+                    + " ms (" + address + "): " + reply.getMessage());
+        }
+        return RankReply.failed(rank, FailureCode.STOPPING, rank.name() + " dropped " + action + " unhandled after " + elapsedMs
+                + " ms, its worker stopping (" + address + "): " + reply.getMessage());
+    }
+
+    /** The failures among {@code replies}, in rank order. */
+    public static List<io.kvpager.cache.RankFailure> failures(List<RankReply> replies) {
+        List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();
+        for (RankReply r : replies) {
+            if (!r.succeeded()) {
+                failures.add(r.failure());
+            }
+        }
+        return failures;
+    }
+
+    /** The page ids as the wire carries them. */
+    public static JsonArray pageArray(int[] pages) {
+        JsonArray array = new JsonArray(new ArrayList<>(pages.length));
+        for (int p : pages) {
+            array.add(p);
+        }
+        return array;
+    }
+}

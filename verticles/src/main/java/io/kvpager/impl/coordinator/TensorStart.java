@@ -1,0 +1,213 @@
+package io.kvpager.impl.coordinator;
+
+import io.kvpager.FailureCode;
+import io.kvpager.cache.KvPagerException;
+import io.kvpager.cache.RankFailure;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Brings a pool's tensors up on its ranks: {@code create-tensors} on each, then
+ * {@code tensors-created} polled on a timer until every rank says yes or the wall-clock deadline
+ * passes. Nothing blocks a thread while waiting.
+ *
+ * <p>A patient start (the cache's first) asks a rank that cannot be reached, or fails, again on
+ * the next round: a worker may still be starting. A 400 or 409 to {@code create-tensors} is final
+ * (a bad geometry, or another geometry already there) and fails the start at once; an impatient
+ * start (a rank rejoining on the allocation path) fails at the first error. Every error seen is
+ * kept: a start that times out ends its message with {@code "; last error: <the last one>"}.
+ * Runs on the coordinator's context.
+ */
+public final class TensorStart {
+
+    private static final Logger log = LoggerFactory.getLogger(TensorStart.class);
+
+    private enum State { TO_CREATE, CREATED, READY }
+
+    private final Vertx vertx;
+    private final RankFanOut fanOut;
+    private final JsonObject tensors;
+    private final long deadlineMs;
+    private final long pollMs;
+    private final boolean patient;
+    private final Map<RankTarget, State> states = new LinkedHashMap<>();
+    private final Map<RankTarget, RankFailure> lastFailures = new LinkedHashMap<>();
+    private final Map<RankTarget, JsonObject> answers = new LinkedHashMap<>();
+    private final Promise<Void> done = Promise.promise();
+    private RankFailure lastError;
+    private long startNanos;
+    private long timer = -1;
+    private boolean cancelled;
+
+    /**
+     * @param ranks the ranks to bring up
+     * @param tensors the {@code create-tensors} body without the group (the fan-out adds the pool's)
+     * @param patient whether failures other than 400 and 409 are retried until the deadline
+     */
+    public TensorStart(Vertx vertx, RankFanOut fanOut, List<RankTarget> ranks, JsonObject tensors, long deadlineMs,
+                       long pollMs, boolean patient) {
+        this.vertx = vertx;
+        this.fanOut = fanOut;
+        this.tensors = tensors.copy();
+        this.deadlineMs = deadlineMs;
+        this.pollMs = pollMs;
+        this.patient = patient;
+        for (RankTarget rank : ranks) {
+            states.put(rank, State.TO_CREATE);
+        }
+    }
+
+    /** Starts the first round; the future completes when every rank has its tensors. */
+    public Future<Void> run() {
+        startNanos = System.nanoTime();
+        round();
+        return done.future();
+    }
+
+    /**
+     * Each rank's answer to {@code create-tensors}, in rank order: the worker reports there which
+     * GPU it runs on ({@code gpu}, {@code gpuBytes}) and the memory the group may hold besides its
+     * pages ({@code standingBytes}).
+     */
+    public Map<RankTarget, JsonObject> created() {
+        return java.util.Collections.unmodifiableMap(answers);
+    }
+
+    /** Stops polling; a start still running fails with a {@link FailureCode#STOPPING} failure. */
+    public void cancel() {
+        cancelled = true;
+        if (timer >= 0) {
+            vertx.cancelTimer(timer);
+            timer = -1;
+        }
+        done.tryFail(new KvPagerException(FailureCode.STOPPING, "the cache closed while waiting for the tensors of group "
+                + fanOut.pool().group()));
+    }
+
+    private void round() {
+        timer = -1;
+        if (cancelled) {
+            return;
+        }
+        long left = remainingMs();
+        if (left <= 0) {
+            timedOut();
+            return;
+        }
+        // a hung rank must not hold a round past the deadline
+        long timeout = Math.max(1, Math.min(fanOut.sendTimeoutMs(), left));
+        List<RankTarget> toCreate = ranksIn(State.TO_CREATE);
+        Future<List<RankReply>> created = toCreate.isEmpty() ? Future.succeededFuture(List.of())
+                : fanOut.send(toCreate, RankFanOut.CREATE_TENSORS, tensors, timeout);
+        created.compose(replies -> {
+            List<RankFailure> fatal = new ArrayList<>();
+            for (RankReply reply : replies) {
+                if (reply.succeeded()) {
+                    states.put(reply.rank(), State.CREATED);
+                    answers.put(reply.rank(), reply.body());
+                    logReclaimed(reply);
+                } else if (!patient || reply.code() == FailureCode.BAD_REQUEST || reply.code() == FailureCode.CONFLICT) {
+                    fatal.add(reply.failure());
+                } else {
+                    remember(reply);
+                }
+            }
+            if (!fatal.isEmpty()) {
+                done.tryFail(KvPagerException.ofRanks("create-tensors for group " + fanOut.pool().group(),
+                        states.size(), fatal));
+                return Future.succeededFuture();
+            }
+            List<RankTarget> toAsk = ranksIn(State.CREATED);
+            return toAsk.isEmpty() ? Future.succeededFuture()
+                    : fanOut.send(toAsk, RankFanOut.TENSORS_CREATED, new JsonObject(), timeout).map(answers -> {
+                        List<RankFailure> failed = new ArrayList<>();
+                        for (RankReply answer : answers) {
+                            if (!answer.succeeded()) {
+                                remember(answer);
+                                failed.add(answer.failure());
+                            } else if (Boolean.TRUE.equals(answer.body().getValue("created"))) {
+                                states.put(answer.rank(), State.READY);
+                            }
+                        }
+                        if (!patient && !failed.isEmpty()) {
+                            done.tryFail(KvPagerException.ofRanks("tensors-created for group " + fanOut.pool().group(),
+                                    states.size(), failed));
+                        }
+                        return null;
+                    });
+        }).onComplete(ar -> {
+            if (done.future().isComplete() || cancelled) {
+                return;
+            }
+            if (ranksIn(State.READY).size() == states.size()) {
+                done.tryComplete();
+            } else if (remainingMs() <= 0) {
+                timedOut();
+            } else {
+                timer = vertx.setTimer(Math.min(pollMs, Math.max(1, remainingMs())), id -> round());
+            }
+        });
+    }
+
+    /** A rank that gave this owner tensors another owner had left says what it released first: the start is clean. */
+    private void logReclaimed(RankReply reply) {
+        if (reply.body() != null && reply.body().getValue("reclaimed") instanceof JsonObject reclaimed) {
+            log.warn("cache {} group {}: {} reclaimed the tensors that owner {} left: {} pages, {} bytes released; {} starts clean",
+                    fanOut.pool().instance(), fanOut.pool().group(), reply.rank().name(), reclaimed.getValue("owner"),
+                    reclaimed.getValue("pages"), reclaimed.getValue("bytes"), fanOut.owner());
+        }
+    }
+
+    private void remember(RankReply reply) {
+        lastError = reply.failure();
+        lastFailures.put(reply.rank(), reply.failure());
+    }
+
+    private void timedOut() {
+        List<RankTarget> waiting = new ArrayList<>();
+        List<RankFailure> failures = new ArrayList<>();
+        for (Map.Entry<RankTarget, State> e : states.entrySet()) {
+            if (e.getValue() != State.READY) {
+                waiting.add(e.getKey());
+                RankFailure seen = lastFailures.get(e.getKey());
+                failures.add(new RankFailure(e.getKey().name(), FailureCode.TIMEOUT, seen != null ? seen.message()
+                        : e.getValue() == State.TO_CREATE ? "tensors not created" : "tensors-created still false"));
+            }
+        }
+        String message = "tensors of group " + fanOut.pool().group() + " not ready on " + names(waiting) + " after "
+                + deadlineMs + " ms (tensorsDeadlineMs); last error: "
+                + (lastError == null ? "none, the ranks answered created=false" : lastError.toString());
+        done.tryFail(new KvPagerException(FailureCode.TIMEOUT, message, failures, null));
+    }
+
+    private List<RankTarget> ranksIn(State state) {
+        List<RankTarget> out = new ArrayList<>();
+        for (Map.Entry<RankTarget, State> e : states.entrySet()) {
+            if (e.getValue() == state) {
+                out.add(e.getKey());
+            }
+        }
+        return out;
+    }
+
+    private long remainingMs() {
+        return deadlineMs - (System.nanoTime() - startNanos) / 1_000_000;
+    }
+
+    private static String names(List<RankTarget> ranks) {
+        List<String> names = new ArrayList<>(ranks.size());
+        for (RankTarget r : ranks) {
+            names.add(r.name());
+        }
+        return String.join(", ", names);
+    }
+}

@@ -1,0 +1,63 @@
+package io.kvpager.impl.protocol;
+
+/** The actions a rank worker answers, by the name they carry in the {@code action} header. */
+public enum WorkerAction {
+    /** Reserve a group's virtual ranges (and map its zero page, when asked). */
+    CREATE_TENSORS("create-tensors"),
+    /** Whether a group's tensors exist on this rank. */
+    TENSORS_CREATED("tensors-created"),
+    /** Back page ids with physical memory, all or nothing. */
+    MAP("map"),
+    /** Give page ids' physical memory back, all or nothing. */
+    UNMAP("unmap"),
+    /**
+     * Unmap and release each listed page id that is mapped, or partly mapped, whatever its state;
+     * pages not mapped are left alone. How quarantined pages are recovered.
+     */
+    RELEASE_PAGES("release-pages"),
+    /** Unmap everything of a group and free its virtual ranges. */
+    DESTROY_TENSORS("destroy-tensors"),
+    /** Mapped pages and handles per group, device memory. */
+    STATS("stats"),
+    /** Per (layer, buffer): where the group's blocks are in this worker's address space. */
+    VIEWS("views");
+
+    /** The message header that names the action. */
+    public static final String HEADER = "action";
+
+    private final String wireName;
+
+    WorkerAction(String wireName) {
+        this.wireName = wireName;
+    }
+
+    /** The name in the {@code action} header, e.g. {@code create-tensors}. */
+    public String wireName() {
+        return wireName;
+    }
+
+    /**
+     * The action named {@code name}.
+     *
+     * @throws IllegalArgumentException for a missing or unknown name, listing the known ones
+     */
+    public static WorkerAction of(String name) {
+        if (name == null) {
+            throw new IllegalArgumentException("the '" + HEADER + "' header is missing; expected one of " + known());
+        }
+        for (WorkerAction action : values()) {
+            if (action.wireName.equals(name)) {
+                return action;
+            }
+        }
+        throw new IllegalArgumentException("unknown action '" + name + "'; expected one of " + known());
+    }
+
+    private static String known() {
+        StringBuilder names = new StringBuilder();
+        for (WorkerAction action : values()) {
+            names.append(names.isEmpty() ? "" : ", ").append(action.wireName);
+        }
+        return names.toString();
+    }
+}

@@ -1,0 +1,133 @@
+package io.kvpager.impl.worker;
+
+import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.impl.protocol.Owner;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BiConsumer;
+
+/**
+ * Who owns each group's tensors on one rank, and the lease each owner holds on them. A group
+ * belongs to the coordinator incarnation ({@link Owner}) whose {@code create-tensors} made or last
+ * claimed it. The lease lasts as long as the owner's node is in the cluster: once the node leaves
+ * (crash or stop), the group is handed to {@code expired} after the grace period, unless a new
+ * owner claims it first. A group claimed by an owner whose node is already gone gets the same grace.
+ *
+ * <p>Without a cluster there is no membership to follow, and a group stays with its owner until
+ * it is destroyed or claimed. Confined to the rank's context, where the notices and timers run.
+ */
+final class GroupOwners {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GroupOwners.class);
+
+    private final Vertx vertx;
+    private final Context context;
+    private final String rank;
+    private final long graceMs;
+    private final BiConsumer<Integer, Owner> expired;
+    private final Map<Integer, Owner> owners = new TreeMap<>();
+    /** Groups whose owner's node left: the timer that ends their lease. */
+    private final Map<Integer, Long> lapsing = new HashMap<>();
+    private ClusterMembership membership;
+    private Runnable unsubscribe;
+
+    /**
+     * @param rank the rank's name for log lines
+     * @param graceMs how long a group outlives its owner's node
+     * @param expired called on the context with a group and its owner when the lease ended and nobody claimed it
+     */
+    GroupOwners(Vertx vertx, Context context, String rank, long graceMs, BiConsumer<Integer, Owner> expired) {
+        this.vertx = vertx;
+        this.context = context;
+        this.rank = rank;
+        this.graceMs = graceMs;
+        this.expired = expired;
+    }
+
+    /** Follows the cluster's membership, when there is one. */
+    void start() {
+        membership = ClusterMembership.of(vertx);
+        if (membership != null) {
+            unsubscribe = membership.subscribe(context, this::nodeLeft);
+        }
+    }
+
+    /** Stops following the membership and ends no more leases. */
+    void stop() {
+        if (unsubscribe != null) {
+            unsubscribe.run();
+            unsubscribe = null;
+        }
+        lapsing.values().forEach(vertx::cancelTimer);
+        lapsing.clear();
+    }
+
+    /** The owner of {@code group}, or null when it has none here. */
+    Owner owner(int group) {
+        return owners.get(group);
+    }
+
+    /** {@code owner} holds {@code group} from now on; a lapsing lease of the previous owner is cancelled. */
+    void claim(int group, Owner owner) {
+        Owner previous = owners.put(group, owner);
+        if (!owner.equals(previous)) {
+            cancel(group);
+        }
+        if (membership != null && !membership.nodes().contains(owner.nodeId())) {
+            lapse(group, owner, "its node " + owner.nodeId() + " is not in the cluster");
+        }
+    }
+
+    /** {@code group} is gone: no owner, no lease. */
+    void forget(int group) {
+        owners.remove(group);
+        cancel(group);
+    }
+
+    /** How many groups wait for their grace period to end. */
+    int lapsing() {
+        return lapsing.size();
+    }
+
+    private void nodeLeft(String nodeId) {
+        List<Map.Entry<Integer, Owner>> gone = new ArrayList<>();
+        for (Map.Entry<Integer, Owner> entry : owners.entrySet()) {
+            if (entry.getValue().isOn(nodeId)) {
+                gone.add(entry);
+            }
+        }
+        for (Map.Entry<Integer, Owner> entry : gone) {
+            lapse(entry.getKey(), entry.getValue(), "its node left the cluster");
+        }
+    }
+
+    private void lapse(int group, Owner owner, String why) {
+        if (lapsing.containsKey(group)) {
+            return;
+        }
+        LOG.info("{} group {}: owner {} lost its lease ({}); released in {} ms unless a new owner claims it", rank, group,
+                owner, why, graceMs);
+        long timer = vertx.setTimer(Math.max(1, graceMs), id -> {
+            lapsing.remove(group);
+            if (owner.equals(owners.get(group))) {
+                expired.accept(group, owner);
+            }
+        });
+        lapsing.put(group, timer);
+    }
+
+    private void cancel(int group) {
+        Long timer = lapsing.remove(group);
+        if (timer != null) {
+            vertx.cancelTimer(timer);
+        }
+    }
+}

@@ -1,0 +1,469 @@
+package io.kvpager.impl.worker;
+
+import io.kvpager.FailureCode;
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
+import io.kvpager.impl.GroupTensors;
+import io.kvpager.impl.HandlePoolOptions;
+import io.kvpager.impl.RankFailure;
+import io.kvpager.impl.RankHandlePool;
+import io.kvpager.impl.TensorView;
+import io.kvpager.impl.broker.DepartedShares;
+import io.kvpager.impl.protocol.Owner;
+import io.kvpager.impl.protocol.RequestBody;
+import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.spi.Device;
+import io.kvpager.spi.MemoryInfo;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One GPU rank of one cache instance: owns the rank's {@link Device} and every group's tensors,
+ * and answers the worker actions at {@code kvpager.<instance>.pp<P>.tp<R>}.
+ *
+ * <p>Runs as a worker verticle on a pool of one thread ({@link RankWorkers#deploy}): the device is
+ * opened and attached in {@link #start()} on that thread, and every handler and driver call runs
+ * there too. Every request is answered, with a reply or with {@code fail(code, text)}; whatever a
+ * handler throws becomes a failure naming the rank, group and page, so a caller never waits for
+ * a timeout.
+ *
+ * <p>The rank's groups share one {@link RankHandlePool}: unmapped handles wait there, up to the
+ * bounds the groups asked for in {@code create-tensors}, for the next map. They hold device
+ * memory; {@code stats} counts them in {@code handlesAlive} and shows them as {@code pooledHandles}
+ * and {@code pooledBytes}, and {@code deviceUsedBytes} includes them.
+ *
+ * <p>Every group belongs to one coordinator incarnation, its {@link Owner}: {@code create-tensors}
+ * and every request that changes the group's mappings carry the owner, and a request from any
+ * other owner is refused with 409 naming both. A {@code create-tensors} from a new owner reclaims
+ * the group: everything the previous owner left is unmapped and released before the tensors are
+ * made afresh, and the answer says what was reclaimed. When the owner's node leaves the cluster,
+ * its groups are released after the grace period ({@link WorkerConfig#leaseGraceMs()}) unless a
+ * new owner claims them first ({@link GroupOwners}).
+ *
+ * <p>Stopping unmaps and releases everything, one group per turn of the thread so that requests
+ * queued meanwhile are answered with 503, then releases the pooled handles and closes the device.
+ */
+public final class RankWorkerVerticle extends VerticleBase {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RankWorkerVerticle.class);
+    /** The longest requestId taken; a coordinator's are under 64 characters. */
+    static final int MAX_REQUEST_ID = 256;
+
+    private final DeviceSource source;
+    private final AnswerCache answers = new AnswerCache(AnswerCache.DEFAULT_CAPACITY);
+    private final Map<Integer, GroupTensors> groups = new TreeMap<>();
+    private WorkerConfig config;
+    private String rank;
+    private GpuId gpu;
+    private Device device;
+    private RankHandlePool handles;
+    private Thread thread;
+    private MessageConsumer<Object> consumer;
+    private GroupOwners owners;
+    /** Where answers are sent from in a cluster; {@code null} when they are sent from the rank's thread. */
+    private Context replies;
+    private boolean stopping;
+
+    /** A worker that opens the configured device kind; deploy it with {@link RankWorkers#deploymentOptions}. */
+    public RankWorkerVerticle() {
+        this(DeviceSource.FACTORY);
+    }
+
+    RankWorkerVerticle(DeviceSource source) {
+        this.source = source;
+    }
+
+    @Override
+    public Future<?> start() {
+        config = new WorkerConfig(config());
+        rank = config.rank();
+        if (!context.isWorkerContext()) {
+            throw new IllegalStateException(rank + ": a rank worker must run on its own worker thread; deploy it with "
+                    + "RankWorkers.deploy or RankWorkers.deploymentOptions");
+        }
+        thread = Thread.currentThread();
+        gpu = GpuId.of(config);
+        device = source.open(config);
+        try {
+            device.attach();
+        } catch (RuntimeException e) {
+            closeDevice();
+            throw e;
+        }
+        handles = new RankHandlePool(device);
+        owners = new GroupOwners(vertx, context, rank, config.leaseGraceMs(), this::leaseEnded);
+        owners.start();
+        // A clustered event bus opens its connection to a sender's node on the context that first
+        // answers there, and that connection outlives this worker's one-thread pool, which closes
+        // when the worker is undeployed: answered from the rank's thread, its last events would be
+        // refused by the closed pool (with a stack trace) as the node leaves the cluster.
+        replies = vertx.isClustered() ? ((VertxInternal) vertx).createEventLoopContext() : null;
+        consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
+        // a coordinator that dies takes its GPU shares with it only if some node gives them back
+        DepartedShares.watch(vertx);
+        return consumer.completion()
+                .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
+                        thread.getName(), config.address()))
+                .onFailure(e -> closeDevice());
+    }
+
+    @Override
+    public Future<?> stop() {
+        stopping = true;
+        if (owners != null) {
+            owners.stop();
+        }
+        Promise<Void> done = Promise.promise();
+        tearDown(new ArrayList<>(groups.keySet()).iterator(), done);
+        return done.future();
+    }
+
+    /** Destroys one group per turn, so that requests queued meanwhile get their 503 promptly. */
+    private void tearDown(Iterator<Integer> remaining, Promise<Void> done) {
+        context.runOnContext(v -> {
+            if (remaining.hasNext()) {
+                int group = remaining.next();
+                try {
+                    groups.get(group).destroy();
+                } catch (RuntimeException e) {
+                    LOG.warn("stopping: {}; closing the device gives back the rest", RankFailure.of(e).text(rank, group));
+                }
+                groups.remove(group);
+                tearDown(remaining, done);
+                return;
+            }
+            try {
+                handles.close();
+            } catch (RuntimeException e) {
+                LOG.warn("stopping: releasing pooled handles failed: {}; closing the device gives them back", e.getMessage());
+            }
+            try {
+                device.close();
+                LOG.info("{} of {} stopped", rank, config.instance());
+                done.complete();
+            } catch (RuntimeException e) {
+                done.fail(e);
+            }
+        });
+    }
+
+    private void closeDevice() {
+        try {
+            device.close();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: closing the device failed: {}", rank, e.getMessage());
+        }
+    }
+
+    private void onMessage(Message<Object> message) {
+        Request request = new Request();
+        Answer answer;
+        try {
+            answer = answer(message, request);
+        } catch (Throwable e) {
+            answer = failure(request, e);
+        }
+        if (replies == null) {
+            send(answer, message, request);
+        } else {
+            Answer ready = answer;
+            replies.runOnContext(v -> send(ready, message, request));
+        }
+    }
+
+    private void send(Answer answer, Message<Object> message, Request request) {
+        try {
+            answer.sendTo(message);
+        } catch (RuntimeException e) {
+            LOG.error("{}: answering {} failed; the sender will time out", rank, request.action, e);
+        }
+    }
+
+    /** The state of one request while it is handled: what the failure text needs to name. */
+    private static final class Request {
+        String action = "?";
+        int group = -1;
+    }
+
+    private Answer answer(Message<Object> message, Request request) {
+        request.action = String.valueOf(message.headers().get(WorkerAction.HEADER));
+        if (Thread.currentThread() != thread) {
+            throw new IllegalStateException("handler ran on thread " + Thread.currentThread().getName()
+                    + ", not on the rank's thread " + thread.getName());
+        }
+        if (stopping) {
+            throw new RankFailure(FailureCode.STOPPING, "the worker is stopping");
+        }
+        WorkerAction action = WorkerAction.of(message.headers().get(WorkerAction.HEADER));
+        if (!(message.body() instanceof JsonObject json)) {
+            throw new IllegalArgumentException("the body must be a JsonObject, got " + switch (message.body()) {
+                case null -> "none";
+                case Buffer buffer -> "a Buffer of " + buffer.length() + " bytes";
+                case Object other -> "a " + other.getClass().getSimpleName();
+            });
+        }
+        RequestBody body = new RequestBody(json);
+        checkRank(body);
+        return switch (action) {
+            case CREATE_TENSORS -> Answer.reply(createTensors(body, request));
+            case TENSORS_CREATED -> Answer.reply(tensorsCreated(body, request));
+            case MAP, UNMAP, RELEASE_PAGES -> once(action, body, request);
+            case DESTROY_TENSORS -> Answer.reply(destroyTensors(body, request));
+            case STATS -> Answer.reply(stats());
+            case VIEWS -> Answer.reply(views(body, request));
+        };
+    }
+
+    /** A request for another stage or rank reached this one: refuse it rather than act on the wrong GPU. */
+    private void checkRank(RequestBody body) {
+        JsonObject json = body.json();
+        if (json.containsKey("pp") && body.requireInt("pp", 0, Integer.MAX_VALUE) != config.pp()) {
+            throw new IllegalArgumentException("the request is for pp" + json.getValue("pp") + " but reached " + rank);
+        }
+        if (json.containsKey("tp") && body.requireInt("tp", 0, Integer.MAX_VALUE) != config.tp()) {
+            throw new IllegalArgumentException("the request is for tp" + json.getValue("tp") + " but reached " + rank);
+        }
+    }
+
+    /**
+     * Map, unmap and release-pages: a repeated requestId gets the first answer and changes nothing. Only a request
+     * that names a group with tensors and valid page ids is remembered, and by what it asks (action,
+     * group, pages), so that an answer kept is small whatever else a sender put in the body: a
+     * hostile sender cannot make the bounded cache hold its oversized ids and arrays. A request
+     * refused before that changed nothing; retried, it is judged afresh.
+     */
+    private Answer once(WorkerAction action, RequestBody body, Request request) {
+        String requestId = body.requireId("requestId", MAX_REQUEST_ID);
+        int group = group(body, request);
+        Owner owner = body.requireOwner("owner");
+        GroupTensors tensors = tensors(group);
+        int[] pages = body.requirePageIds("pages", tensors.geometry().pages());
+        requireOwned(group, owner);
+        JsonObject fingerprint = new JsonObject().put("action", action.wireName()).put("group", request.group)
+                .put("pages", ids(pages));
+        Answer first = answers.answered(requestId, fingerprint);
+        if (first != null) {
+            return first;
+        }
+        Answer answer;
+        try {
+            answer = Answer.reply(switch (action) {
+                case MAP -> map(tensors, pages);
+                case UNMAP -> unmap(tensors, pages);
+                default -> release(tensors, pages);
+            });
+        } catch (Throwable e) {
+            answer = failure(request, e);
+        }
+        answers.remember(requestId, fingerprint, answer);
+        return answer;
+    }
+
+    private JsonObject createTensors(RequestBody body, Request request) {
+        int group = group(body, request);
+        Owner owner = body.requireOwner("owner");
+        Geometry geometry = new Geometry(
+                body.requireInt("layers", 1, Integer.MAX_VALUE),
+                body.requireInt("kvBuffers", 1, Integer.MAX_VALUE),
+                body.requireLong("blockBytes", 1, Long.MAX_VALUE),
+                body.requireLong("pageBytes", 1, Long.MAX_VALUE),
+                body.requireInt("pages", 1, Integer.MAX_VALUE),
+                body.requireEnum("layout", Layout.class));
+        boolean zeroPage = body.optionalBoolean("zeroPage", false);
+        HandlePoolOptions poolOptions = HandlePoolOptions.read(body, geometry);
+        GroupTensors existing = groups.get(group);
+        JsonObject reclaimed = null;
+        if (existing != null && !owner.equals(owners.owner(group))) {
+            // the new geometry must suit the device before the old owner's tensors go
+            geometry.requireGranularity(device.granularity());
+            reclaimed = reclaim(group, "claimed by " + owner);
+            existing = null;
+        }
+        GroupTensors tensors = existing;
+        if (existing != null) {
+            if (!existing.sameAs(geometry, zeroPage, poolOptions)) {
+                throw new RankFailure(FailureCode.CONFLICT, "tensors already exist with " + existing.geometry()
+                        + (existing.zeroPage() ? " and a zero page" : "") + ", handlePool " + existing.poolOptions().toJson().encode()
+                        + "; destroy-tensors first to change them");
+            }
+        } else {
+            tensors = GroupTensors.create(device, handles, group, geometry, zeroPage, poolOptions);
+            groups.put(group, tensors);
+            owners.claim(group, owner);
+            LOG.info("{} group {}: tensors created for {}, {}{}, handle pool {}", rank, group, owner, geometry,
+                    zeroPage ? " with a zero page" : "", poolOptions.toJson().encode());
+        }
+        // what the coordinator's GPU budget needs: which GPU, how big, and what the group holds besides its pages
+        JsonObject answer = new JsonObject().put("created", true).put("group", group).put("granularity", device.granularity())
+                .put("gpu", gpu.toString()).put("gpuBytes", device.memoryInfo().totalBytes())
+                .put("standingBytes", tensors.standingBytes());
+        return reclaimed == null ? answer : answer.put("reclaimed", reclaimed);
+    }
+
+    /** Whether the group's tensors exist here, and belong to the request's owner when it names one. */
+    private JsonObject tensorsCreated(RequestBody body, Request request) {
+        int group = group(body, request);
+        Owner owner = body.optionalOwner("owner");
+        return new JsonObject().put("created", groups.containsKey(group) && (owner == null || owner.equals(owners.owner(group))));
+    }
+
+    /**
+     * Unmaps and releases everything of {@code group} (handles back to the pool, or the driver past
+     * its bound), frees its ranges and forgets its owner. A driver failure leaves the group with
+     * its owner; destroying it again carries on where this stopped.
+     *
+     * @return what was reclaimed: the previous owner, the pages that held memory and their bytes
+     */
+    private JsonObject reclaim(int group, String why) {
+        GroupTensors tensors = groups.get(group);
+        Owner previous = owners.owner(group);
+        int pages = tensors.heldPages();
+        long bytes = tensors.heldBytes();
+        tensors.destroy();
+        groups.remove(group);
+        owners.forget(group);
+        LOG.warn("{} group {}: reclaimed from owner {} ({}): {} pages, {} bytes released", rank, group, previous, why, pages, bytes);
+        return new JsonObject().put("owner", String.valueOf(previous)).put("pages", pages).put("bytes", bytes);
+    }
+
+    /** The lease of {@code owner} on {@code group} ended and nobody claimed it: give its memory back. */
+    private void leaseEnded(int group, Owner owner) {
+        if (stopping || !groups.containsKey(group)) {
+            return;
+        }
+        try {
+            reclaim(group, "its node left the cluster " + config.leaseGraceMs() + " ms ago and no new owner claimed it");
+        } catch (RuntimeException e) {
+            LOG.error("{} group {}: releasing what owner {} left failed: {}; a new owner's create-tensors tries again", rank, group,
+                    owner, RankFailure.of(e).getMessage());
+        }
+    }
+
+    /** Refuses a request from anyone but the group's owner: it would change another coordinator's pages. */
+    private void requireOwned(int group, Owner owner) {
+        Owner current = owners.owner(group);
+        if (!owner.equals(current)) {
+            throw new RankFailure(FailureCode.CONFLICT, "owned by " + current + ", not by " + owner
+                    + ", the request's owner; a new owner claims the group with create-tensors");
+        }
+    }
+
+    private static JsonObject map(GroupTensors tensors, int[] pages) {
+        tensors.map(pages);
+        return new JsonObject().put("mapped", ids(pages));
+    }
+
+    private static JsonObject unmap(GroupTensors tensors, int[] pages) {
+        tensors.unmap(pages);
+        return new JsonObject().put("unmapped", ids(pages));
+    }
+
+    /** {@code released}: the pages that held memory here; {@code clean}: every listed page, now unmapped. */
+    private static JsonObject release(GroupTensors tensors, int[] pages) {
+        return new JsonObject().put("released", ids(tensors.release(pages))).put("clean", ids(pages));
+    }
+
+    private JsonObject destroyTensors(RequestBody body, Request request) {
+        int group = group(body, request);
+        Owner owner = body.requireOwner("owner");
+        GroupTensors tensors = groups.get(group);
+        if (tensors == null) {
+            return new JsonObject().put("destroyed", false);
+        }
+        requireOwned(group, owner);
+        tensors.destroy();
+        groups.remove(group);
+        owners.forget(group);
+        LOG.info("{} group {}: tensors destroyed", rank, group);
+        return new JsonObject().put("destroyed", true);
+    }
+
+    private JsonObject views(RequestBody body, Request request) {
+        JsonArray views = new JsonArray();
+        for (TensorView view : tensors(body, request).views()) {
+            views.add(view.toJson());
+        }
+        return new JsonObject().put("views", views);
+    }
+
+    private JsonObject stats() {
+        JsonObject perGroup = new JsonObject();
+        int held = 0;
+        for (Map.Entry<Integer, GroupTensors> entry : groups.entrySet()) {
+            perGroup.put(String.valueOf(entry.getKey()), entry.getValue().stats().put("owner", String.valueOf(owners.owner(entry.getKey()))));
+            held += entry.getValue().handles();
+        }
+        int pooled = handles.idleHandles();
+        MemoryInfo memory = device.memoryInfo();
+        return new JsonObject()
+                .put("rank", rank)
+                .put("device", device.describe())
+                .put("gpu", gpu.toString())
+                .put("thread", Thread.currentThread().getName())
+                .put("groups", perGroup)
+                .put("handlesAlive", held + pooled)
+                // idle handles hold device memory: used, not free, for any accounting
+                .put("pooledHandles", pooled)
+                .put("pooledBytes", handles.idleBytes())
+                .put("handlePools", handles.stats())
+                // groups whose owner's node left, released when their grace period ends
+                .put("lapsingLeases", owners.lapsing())
+                .put("deviceUsedBytes", memory.usedBytes())
+                .put("deviceFreeBytes", memory.freeBytes())
+                .put("deviceTotalBytes", memory.totalBytes());
+    }
+
+    private int group(RequestBody body, Request request) {
+        request.group = body.requireInt("group", 0, Integer.MAX_VALUE);
+        return request.group;
+    }
+
+    private GroupTensors tensors(RequestBody body, Request request) {
+        return tensors(group(body, request));
+    }
+
+    private GroupTensors tensors(int group) {
+        GroupTensors tensors = groups.get(group);
+        if (tensors == null) {
+            throw new RankFailure(FailureCode.NO_TENSORS, "no tensors on this rank; send create-tensors first");
+        }
+        return tensors;
+    }
+
+    private Answer failure(Request request, Throwable error) {
+        RankFailure failure = RankFailure.of(error);
+        String text = failure.text(rank == null ? "worker" : rank, request.group);
+        if (failure.unexpected()) {
+            LOG.error("{} failed with {}: {}", request.action, failure.code().code(), text, failure.getCause());
+        } else if (failure.code() == FailureCode.OUT_OF_MEMORY) {
+            // Upstream this is an allocation miss the engine preempts on; the coordinator counts it.
+            LOG.info("{} failed with {}: {}", request.action, failure.code().code(), text);
+        } else {
+            LOG.warn("{} failed with {}: {}", request.action, failure.code().code(), text);
+        }
+        return Answer.failure(failure.code(), text);
+    }
+
+    private static JsonArray ids(int[] pages) {
+        JsonArray ids = new JsonArray();
+        for (int page : pages) {
+            ids.add(page);
+        }
+        return ids;
+    }
+}

@@ -1,0 +1,162 @@
+package io.kvpager.impl;
+
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.domain.JavaType;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import io.kvpager.cache.KvCache;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The packages' roles, checked on the compiled main classes: the rank worker's thread never reaches
+ * into the coordinator, cluster membership or the GPU broker; the coordinator reaches a worker over
+ * the event bus, never through the worker's classes; the public packages show no impl type.
+ *
+ * <p>Dependencies that break a rule today are listed by name in {@link #ALLOWED}, each with the
+ * change that removes it. A listed dependency that no longer exists fails the test too, so the
+ * list only shrinks.
+ */
+class PackageRolesTest {
+
+    private static final String WORKER = "io.kvpager.impl.worker";
+    private static final String COORDINATOR = "io.kvpager.impl.coordinator";
+    private static final String MEMBERSHIP = "io.kvpager.impl.membership";
+    private static final String BROKER = "io.kvpager.impl.broker";
+    private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3");
+
+    /** Known crossings, {@code origin -> target} as top-level class names. */
+    private static final Set<String> ALLOWED = Set.of(
+            // A rank worker gives back the GPU shares of departed coordinators from its start
+            // (DepartedShares.watch), so that they come back when no coordinator survives. Goes
+            // when the public worker API (RankWorker.deploy) starts the watch for its node.
+            "io.kvpager.impl.worker.RankWorkerVerticle -> io.kvpager.impl.broker.DepartedShares",
+            // A group's owner lease ends when the owner's node leaves the cluster: GroupOwners
+            // listens to the membership itself. Goes when the worker is handed its node
+            // departures at deployment (the public worker API, RankWorker.deploy).
+            "io.kvpager.impl.worker.GroupOwners -> io.kvpager.impl.membership.ClusterMembership",
+            // A local cache deploys its own rank workers with the impl classes. Goes when it uses
+            // the public worker API (RankWorker.deploy with RankWorkerOptions).
+            "io.kvpager.impl.coordinator.LocalKvCache -> io.kvpager.impl.worker.RankWorkers",
+            "io.kvpager.impl.coordinator.LocalKvCache -> io.kvpager.impl.worker.WorkerConfig");
+
+    private static JavaClasses main;
+
+    @BeforeAll
+    static void importMainClasses() {
+        // this module's main classes, where KvCache was compiled to; the classpath's jars need no scan
+        main = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importUrl(KvCache.class.getProtectionDomain().getCodeSource().getLocation());
+    }
+
+    @Test
+    void theWorkerNeverReachesTheCoordinatorMembershipOrBroker() {
+        forbid(WORKER, COORDINATOR, MEMBERSHIP, BROKER).check(main);
+    }
+
+    @Test
+    void theCoordinatorReachesWorkersOnlyOverTheBus() {
+        forbid(COORDINATOR, WORKER).check(main);
+    }
+
+    @Test
+    void publicPackagesShowNoImplTypeInTheirSignatures() {
+        classes().that().resideInAnyPackage(PUBLIC.toArray(String[]::new)).and().arePublic()
+                .should(showNoImplType()).check(main);
+    }
+
+    @Test
+    void everyAllowedCrossingStillExists() {
+        Set<String> found = new TreeSet<>();
+        for (JavaClass origin : main) {
+            for (Dependency dependency : origin.getDirectDependenciesFromSelf()) {
+                String crossing = crossing(dependency);
+                if (ALLOWED.contains(crossing)) {
+                    found.add(crossing);
+                }
+            }
+        }
+        assertThat(found).as("allowed crossings that are gone: remove them from ALLOWED")
+                .containsExactlyInAnyOrderElementsOf(ALLOWED);
+    }
+
+    @Test
+    void theRulesSeeTheCodeTheyGuard() {
+        // guards against a rule that passes because the import found nothing
+        assertThat(Stream.of(WORKER, COORDINATOR, MEMBERSHIP, BROKER, "io.kvpager.cache"))
+                .allMatch(name -> main.containPackage(name) && !main.getPackage(name).getClasses().isEmpty());
+    }
+
+    /** Classes of {@code from} (and its subpackages) depend on none of {@code forbidden}'s, except {@link #ALLOWED}. */
+    private static ArchRule forbid(String from, String... forbidden) {
+        ArchCondition<JavaClass> condition = new ArchCondition<>("depend on no class of " + String.join(", ", forbidden)) {
+            @Override
+            public void check(JavaClass origin, ConditionEvents events) {
+                for (Dependency dependency : origin.getDirectDependenciesFromSelf()) {
+                    String target = dependency.getTargetClass().getPackageName();
+                    boolean crosses = Stream.of(forbidden).anyMatch(name -> inside(target, name));
+                    if (crosses && !ALLOWED.contains(crossing(dependency))) {
+                        events.add(SimpleConditionEvent.violated(dependency, dependency.getDescription()));
+                    }
+                }
+            }
+        };
+        return classes().that().resideInAPackage(from + "..").should(condition);
+    }
+
+    private static ArchCondition<JavaClass> showNoImplType() {
+        return new ArchCondition<>("show no io.kvpager.impl type in a public or protected signature") {
+            @Override
+            public void check(JavaClass type, ConditionEvents events) {
+                for (JavaCodeUnit member : type.getCodeUnits()) {
+                    if (!visible(member.getModifiers())) {
+                        continue;
+                    }
+                    Stream<JavaType> shown = Stream.concat(Stream.of(member.getReturnType()), member.getParameterTypes().stream());
+                    shown.flatMap(t -> t.getAllInvolvedRawTypes().stream())
+                            .filter(raw -> inside(raw.getPackageName(), "io.kvpager.impl"))
+                            .forEach(raw -> events.add(SimpleConditionEvent.violated(member,
+                                    member.getFullName() + " shows " + raw.getName())));
+                }
+                type.getFields().stream().filter(field -> visible(field.getModifiers()))
+                        .filter(field -> inside(field.getRawType().getPackageName(), "io.kvpager.impl"))
+                        .forEach(field -> events.add(SimpleConditionEvent.violated(field,
+                                field.getFullName() + " shows " + field.getRawType().getName())));
+            }
+        };
+    }
+
+    private static boolean visible(Set<JavaModifier> modifiers) {
+        return modifiers.contains(JavaModifier.PUBLIC) || modifiers.contains(JavaModifier.PROTECTED);
+    }
+
+    private static boolean inside(String packageName, String root) {
+        return packageName.equals(root) || packageName.startsWith(root + ".");
+    }
+
+    private static String crossing(Dependency dependency) {
+        return topLevel(dependency.getOriginClass()) + " -> " + topLevel(dependency.getTargetClass());
+    }
+
+    private static String topLevel(JavaClass type) {
+        String name = type.getName();
+        int nested = name.indexOf('$');
+        return nested < 0 ? name : name.substring(0, nested);
+    }
+}

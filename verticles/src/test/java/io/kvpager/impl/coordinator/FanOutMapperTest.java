@@ -1,0 +1,290 @@
+package io.kvpager.impl.coordinator;
+
+import io.kvpager.FailureCode;
+import io.kvpager.MissReason;
+import io.kvpager.cache.KvPagerException;
+import io.kvpager.core.PageMapFailure;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.junit5.VertxTestContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The fan-out's all-or-nothing rule against scripted ranks: compensation, quarantine, timeouts, missing ranks. */
+@ExtendWith(VertxExtension.class)
+class FanOutMapperTest {
+
+    private static final long TIMEOUT_MS = 200;
+    /**
+     * The send timeout where the test times the answer: long enough that a loaded machine's
+     * stalls stay within the 20 % slack allowed.
+     */
+    private static final long TIMED_MS = 2_000;
+
+    /** A pool of 4 ranks with its mapper, run on one context as the coordinator runs it. */
+    private record Pool(Context context, RankFanOut fanOut, RankRejoin rejoin, FanOutMapper mapper, List<ScriptedRank> ranks) {
+        ScriptedRank rank(int tp) {
+            return ranks.get(tp);
+        }
+
+        <T> Future<T> on(Supplier<Future<T>> work) {
+            Promise<T> promise = Promise.promise();
+            context.runOnContext(v -> work.get().onComplete(promise));
+            return promise.future();
+        }
+
+        Future<Void> map(int... pages) {
+            return on(() -> Future.fromCompletionStage(mapper.map(pages)));
+        }
+
+        Future<Void> unmap(int... pages) {
+            return on(() -> Future.fromCompletionStage(mapper.unmap(pages)));
+        }
+    }
+
+    private static Future<Pool> pool(Vertx vertx, String instance, List<Integer> stages, int tp, int group) {
+        return pool(vertx, instance, stages, tp, group, TIMEOUT_MS);
+    }
+
+    private static Future<Pool> pool(Vertx vertx, String instance, List<Integer> stages, int tp, int group, long timeoutMs) {
+        PoolRanks ranks = new PoolRanks(instance, stages, tp, group);
+        return ScriptedRank.startAll(vertx, ranks).map(scripted -> {
+            RankFanOut fanOut = new RankFanOut(vertx.eventBus(), ranks, timeoutMs);
+            JsonObject tensors = new JsonObject().put("layers", 2).put("kvBuffers", 2).put("blockBytes", 4096)
+                    .put("pageBytes", 2L << 20).put("pages", 16).put("layout", "PAGE_MAJOR");
+            RankRejoin rejoin = new RankRejoin(vertx, fanOut, tensors, 1_000, 10, () -> new int[0]);
+            return new Pool(vertx.getOrCreateContext(), fanOut, rejoin, new FanOutMapper(fanOut, rejoin), scripted);
+        });
+    }
+
+    private static Future<Pool> pool(Vertx vertx, String instance) {
+        return pool(vertx, instance, List.of(0), 4, 7);
+    }
+
+    private static PageMapFailure mapFailure(Throwable e) {
+        assertThat(e).isInstanceOf(PageMapFailure.class);
+        assertThat(e.getCause()).isInstanceOf(KvPagerException.class);
+        return (PageMapFailure) e;
+    }
+
+    @Test
+    void mapsOnEveryRankWithThePoolsGroupAndFreshRequestIds(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-ok").compose(p -> p.map(3, 4).map(v -> {
+            Set<String> requestIds = new HashSet<>();
+            for (ScriptedRank r : p.ranks()) {
+                assertThat(r.mapped).containsExactly(3, 4);
+                List<JsonObject> maps = r.received("map");
+                assertThat(maps).hasSize(1);
+                assertThat(maps.getFirst().getInteger("group")).isEqualTo(7);
+                requestIds.add(maps.getFirst().getString("requestId"));
+            }
+            assertThat(requestIds).hasSize(4);
+            return v;
+        })).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void outOfMemoryOnOneRankIsUndoneOnTheOthers(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-oom").compose(p -> {
+            p.rank(2).script("map", new ScriptedRank.Fail(507, "page 3: cuMemCreate failed: CUDA_ERROR_OUT_OF_MEMORY"));
+            return p.map(3, 4).transform(ar -> {
+                PageMapFailure failure = mapFailure(ar.cause());
+                assertThat(failure.reason()).isEqualTo(MissReason.OUT_OF_MEMORY);
+                assertThat(failure.quarantined()).isEmpty();
+                KvPagerException cause = (KvPagerException) failure.getCause();
+                assertThat(cause.code()).isEqualTo(FailureCode.OUT_OF_MEMORY);
+                assertThat(cause.failures()).singleElement().satisfies(f -> {
+                    assertThat(f.rank()).isEqualTo("pp0/tp2");
+                    assertThat(f.code()).isEqualTo(FailureCode.OUT_OF_MEMORY);
+                    assertThat(f.message()).contains("group 7", "page 3", "CUDA_ERROR_OUT_OF_MEMORY");
+                });
+                assertThat(failure.getMessage()).contains("1 of 4 ranks", "pp0/tp2", "CUDA_ERROR_OUT_OF_MEMORY",
+                        "unmap again on pp0/tp0, pp0/tp1, pp0/tp3");
+                for (ScriptedRank r : p.ranks()) {
+                    assertThat(r.mapped).as(r.rank.name()).isEmpty();
+                }
+                assertThat(p.rank(2).received("unmap")).isEmpty();
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void everyFailingRankIsListedAndOutOfMemoryWins(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-two").compose(p -> {
+            p.rank(1).script("map", new ScriptedRank.Fail(500, "page 3: cuMemMap failed: CUDA_ERROR_INVALID_VALUE"));
+            p.rank(3).script("map", new ScriptedRank.Fail(507, "page 3: cuMemCreate failed: CUDA_ERROR_OUT_OF_MEMORY"));
+            return p.map(3).transform(ar -> {
+                KvPagerException cause = (KvPagerException) mapFailure(ar.cause()).getCause();
+                assertThat(cause.code()).isEqualTo(FailureCode.OUT_OF_MEMORY);
+                assertThat(cause.failures()).extracting(f -> f.rank() + " " + f.code())
+                        .containsExactly("pp0/tp1 DRIVER_ERROR", "pp0/tp3 OUT_OF_MEMORY");
+                assertThat(p.rank(0).mapped).isEmpty();
+                assertThat(p.rank(2).mapped).isEmpty();
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void aDriverErrorIsAMapFailedMiss(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-500").compose(p -> {
+            p.rank(0).script("map", new ScriptedRank.Fail(500, "page 3: cuMemMap failed: CUDA_ERROR_UNKNOWN"));
+            return p.map(3).transform(ar -> {
+                assertThat(mapFailure(ar.cause()).reason()).isEqualTo(MissReason.MAP_FAILED);
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void aRankThatTimesOutIsAnsweredOnceTheSendTimeoutHasPassedWithTheBatchQuarantined(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-late", List.of(0), 4, 7, TIMED_MS).compose(p -> {
+            p.rank(1).script("map", new ScriptedRank.Silent(true));
+            long began = System.nanoTime();
+            return p.map(5).transform(ar -> {
+                long tookMs = (System.nanoTime() - began) / 1_000_000;
+                PageMapFailure failure = mapFailure(ar.cause());
+                KvPagerException cause = (KvPagerException) failure.getCause();
+                assertThat(cause.code()).isEqualTo(FailureCode.TIMEOUT);
+                assertThat(cause.failureOf("pp0/tp1").message()).contains("pp0/tp1 did not answer map within " + TIMED_MS + " ms",
+                        "Timed out after waiting " + TIMED_MS);
+                assertThat(tookMs).as("answered within 1.2x the send timeout").isBetween(TIMED_MS, TIMED_MS * 6 / 5);
+                // nobody waited for a compensation: the batch is quarantined, for the sweep to release
+                assertThat(failure.quarantined()).containsExactly(5);
+                assertThat(failure.getMessage()).contains("page 5 quarantined: what pp0/tp1 holds of it is unknown until it answers");
+                for (ScriptedRank r : p.ranks()) {
+                    assertThat(r.received("unmap")).as(r.rank.name()).isEmpty();
+                }
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void aRequestDroppedUnhandledIsStoppingWithTheBusesOwnTextNotATimeout(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-dropped").compose(p -> {
+            // what a worker being undeployed does with the requests still queued for it
+            p.rank(2).script("map", new ScriptedRank.Dropped());
+            return p.map(4).transform(ar -> {
+                PageMapFailure failure = mapFailure(ar.cause());
+                KvPagerException cause = (KvPagerException) failure.getCause();
+                assertThat(cause.failureOf("pp0/tp2").code()).isEqualTo(FailureCode.STOPPING);
+                assertThat(cause.failureOf("pp0/tp2").message()).contains("pp0/tp2 dropped map unhandled", "its worker stopping",
+                        "Discarded the request");
+                assertThat(failure.reason()).isEqualTo(MissReason.RANK_DOWN);
+                assertThat(failure.quarantined()).isEmpty();
+                assertThat(failure.getMessage()).doesNotContain("TIMEOUT").contains("unmap again on pp0/tp0, pp0/tp1, pp0/tp3");
+                for (ScriptedRank r : p.ranks()) {
+                    assertThat(r.mapped).as(r.rank.name()).isEmpty();
+                }
+                assertThat(p.rejoin().lost()).extracting(RankTarget::name).containsExactly("pp0/tp2");
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void aFailedCompensationQuarantinesTheBatch(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-stuck").compose(p -> {
+            p.rank(2).script("map", new ScriptedRank.Fail(500, "page 6: cuMemMap failed: CUDA_ERROR_UNKNOWN"));
+            p.rank(0).script("unmap", new ScriptedRank.Fail(500, "page 6: cuMemUnmap failed: CUDA_ERROR_UNKNOWN"));
+            return p.map(6, 7).transform(ar -> {
+                PageMapFailure failure = mapFailure(ar.cause());
+                assertThat(failure.quarantined()).containsExactly(6, 7);
+                assertThat(failure.getMessage()).contains("compensation: unmap again on pp0/tp1, pp0/tp3; failed on pp0/tp0",
+                        "cuMemUnmap failed", "pages [6, 7] quarantined");
+                assertThat(p.rank(0).mapped).containsExactly(6, 7);
+                assertThat(p.rank(1).mapped).isEmpty();
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void aRankThatCouldNotRollBackQuarantinesTheBatch(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-partial").compose(p -> {
+            p.rank(1).script("map", new ScriptedRank.Fail(500, "page 4: cuMemMap failed: CUDA_ERROR_UNKNOWN; "
+                    + "rollback incomplete (cuMemUnmap failed: CUDA_ERROR_UNKNOWN)"));
+            return p.map(3, 4).transform(ar -> {
+                PageMapFailure failure = mapFailure(ar.cause());
+                assertThat(failure.quarantined()).containsExactly(3, 4);
+                assertThat(failure.getMessage()).contains("unmap again on pp0/tp0, pp0/tp2, pp0/tp3",
+                        "pp0/tp1 could not undo its part: pages [3, 4] quarantined");
+                assertThat(p.rank(0).mapped).isEmpty();
+                return Future.succeededFuture();
+            });
+        }).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void aFailedUnmapIsMappedAgainWhereItWorked(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-unmap").compose(p -> p.map(1, 2).compose(v -> {
+            p.rank(3).script("unmap", new ScriptedRank.Fail(500, "page 1: cuMemUnmap failed: CUDA_ERROR_UNKNOWN"));
+            return p.unmap(1, 2).transform(ar -> {
+                PageMapFailure failure = mapFailure(ar.cause());
+                assertThat(failure.quarantined()).isEmpty();
+                assertThat(failure.getMessage()).contains("unmap of pages [1, 2] in group 7", "map again on pp0/tp0, pp0/tp1, pp0/tp2");
+                for (ScriptedRank r : p.ranks()) {
+                    assertThat(r.mapped).as(r.rank.name()).containsExactly(1, 2);
+                }
+                return p.unmap(1, 2);
+            });
+        })).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void aMissingRankFailsAtOnceAndRejoinsOnceItIsBack(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-gone").compose(p -> p.rank(3).stop().compose(stopped -> p.map(2).transform(ar -> {
+            PageMapFailure failure = mapFailure(ar.cause());
+            assertThat(failure.reason()).isEqualTo(MissReason.RANK_DOWN);
+            KvPagerException cause = (KvPagerException) failure.getCause();
+            assertThat(cause.code()).isEqualTo(FailureCode.NO_RANK);
+            assertThat(cause.failureOf("pp0/tp3").message()).contains("no worker for pp0/tp3 at kvpager.fan-gone.pp0.tp3");
+            assertThat(p.rank(0).mapped).isEmpty();
+            assertThat(p.rejoin().lost()).extracting(RankTarget::name).containsExactly("pp0/tp3");
+            return p.map(2);
+        })).transform(ar -> {
+            PageMapFailure failure = mapFailure(ar.cause());
+            assertThat(failure.reason()).isEqualTo(MissReason.RANK_DOWN);
+            assertThat(failure.getMessage()).contains("not sent", "pp0/tp3", "could not rejoin");
+            return ScriptedRank.start(vertx, "fan-gone", new RankTarget(0, 3));
+        }).compose(back -> p.map(2).map(v -> {
+            assertThat(back.tensors).isTrue();
+            assertThat(back.mapped).containsExactly(2);
+            assertThat(p.rejoin().lost()).isEmpty();
+            assertThat(p.rejoin().rejoined()).isEqualTo(1);
+            return v;
+        }))).onComplete(test.succeedingThenComplete());
+    }
+
+    @Test
+    void thePoolsStagesAndGroupReachTheRanksWhateverTheCallerPasses(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-pp", List.of(0, 1), 2, 1007).compose(p -> p.map(9)
+                .compose(v -> p.on(() -> p.fanOut().toAll("tensors-created",
+                        new JsonObject().put("group", 0).put("pp", 5).put("tp", 5))))
+                .map(replies -> {
+                    assertThat(p.ranks()).extracting(r -> r.rank.name()).containsExactly("pp0/tp0", "pp0/tp1", "pp1/tp0", "pp1/tp1");
+                    for (ScriptedRank r : p.ranks()) {
+                        assertThat(r.mapped).containsExactly(9);
+                        for (JsonObject sent : List.of(r.received("map").getFirst(), r.received("tensors-created").getFirst())) {
+                            assertThat(sent.getInteger("group")).isEqualTo(1007);
+                            assertThat(sent.getInteger("pp")).isEqualTo(r.rank.pp());
+                            assertThat(sent.getInteger("tp")).isEqualTo(r.rank.tp());
+                        }
+                    }
+                    return replies;
+                })).onComplete(test.succeedingThenComplete());
+    }
+}
