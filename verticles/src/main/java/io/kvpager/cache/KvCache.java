@@ -10,8 +10,10 @@ import io.vertx.core.Vertx;
  * One pool of a model's KV cache, backed page by page with GPU memory on every rank that holds
  * it. Blocks are handed out by {@link #alloc} from partly used pages, then from a reserve of
  * pages already mapped on every rank; new pages are mapped (on all ranks, or on none) only when
- * both are empty. Every call is asynchronous; futures complete on the caller's context when it has
- * one.
+ * both are empty. Every call is asynchronous; its future is bound to the caller's Vert.x context
+ * (an event loop, a worker or a duplicated context: its callbacks run there), and for a caller
+ * without one to the cache's callback context, a worker context: callbacks never run on the
+ * coordinator's event loop.
  *
  * <p>A miss is not a failure: when a device is out of memory, a limit is reached or a map fails,
  * {@code alloc} succeeds with {@link Allocation#isMiss() a miss} and its reason, and the engine

@@ -1,8 +1,10 @@
 package io.kvpager.harness.gpu;
 
+import io.kvpager.Allocation;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.RawPageLoop;
 import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.protocol.WorkerProtocol;
@@ -11,6 +13,8 @@ import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -21,20 +25,27 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 
 /**
- * One page id's way through kvpager on GPU 0 ({@code PAGE_MAJOR}, TP=1, reserve off), taken apart
+ * Page ids' way through kvpager on GPU 0 ({@code PAGE_MAJOR}, TP=1, reserve off), taken apart
  * in alternating rounds of the same run: the raw driver loop; the event-bus floor; map and unmap
- * requests sent straight to a rank worker (no coordinator); {@code alloc(1)} then {@code free}
- * (which unmaps) from a context of its own, as the runner measures it; the same from the
- * coordinator's own context (no hop between caller and coordinator); and the release in two calls
- * as it was before a free unmapped ({@code free} into a one-page reserve, then {@code trim}).
+ * requests sent straight to a rank worker (no coordinator); {@code alloc} then {@code free}
+ * (which unmaps) from a context of its own on another event loop than the coordinator's, as the
+ * runner measures it; the same from the coordinator's own context (no hop between caller and
+ * coordinator); the same from another context on the coordinator's event loop (what a cache bound
+ * to its caller's event loop would cost); the same from a thread
+ * without a Vert.x context, waiting with {@code await} (its answers come through the cache's
+ * callback context); and the release in two calls as it was before a free unmapped ({@code free}
+ * into a reserve, then {@code trim}).
  *
- * <p>Arguments: {@code [rounds] [steps] [recording.jfr]} (defaults 7 and 300 steps a round); with
- * a file name, a JFR recording (the {@code profile} settings, Java and native samples every
- * millisecond) of the rounds is written there.
+ * <p>Arguments: {@code [rounds] [steps] [--batch n] [--sim] [--jfr recording.jfr]} (defaults 7
+ * rounds, 300 steps a round, one page id a batch). {@code --sim} runs every row but the driver
+ * floor on the simulated device without its latency model, on a machine without a GPU: what is
+ * left is kvpager's own path and its thread hand-offs. With {@code --jfr}, a JFR recording (the
+ * {@code profile} settings, Java and native samples every millisecond) of the rounds is written.
  */
 public final class ReleasePathProfile {
 
@@ -42,37 +53,77 @@ public final class ReleasePathProfile {
     }
 
     public static void main(String[] args) throws IOException, ParseException {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 7;
-        int steps = args.length > 1 ? Integer.parseInt(args[1]) : 300;
+        int rounds = 7;
+        int steps = 300;
+        int batch = 1;
+        boolean sim = false;
+        String jfr = null;
+        int positional = 0;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--batch" -> batch = Integer.parseInt(args[++i]);
+                case "--sim" -> sim = true;
+                case "--jfr" -> jfr = args[++i];
+                default -> {
+                    if (positional == 0) {
+                        rounds = Integer.parseInt(args[i]);
+                    } else if (positional == 1) {
+                        steps = Integer.parseInt(args[i]);
+                    } else {
+                        throw new IllegalArgumentException("unexpected argument " + args[i]
+                                + "; arguments: [rounds] [steps] [--batch n] [--sim] [--jfr file]");
+                    }
+                    positional++;
+                }
+            }
+        }
+        if (batch < 1 || batch > MapPathBenchmark.PAGES / 2) {
+            throw new IllegalArgumentException("--batch must be 1.." + MapPathBenchmark.PAGES / 2 + ", got " + batch);
+        }
+        int pages = batch;
         Vertx vertx = Vertx.vertx();
         List<KvCache> caches = new ArrayList<>();
         try {
             MapPathBenchmark.warmUp(vertx, new int[] {1}, 3000);
             Geometry geometry = new Geometry(MapPathBenchmark.LAYERS, MapPathBenchmark.KV_BUFFERS,
                     MapPathBenchmark.PAGE_BYTES, MapPathBenchmark.PAGE_BYTES, MapPathBenchmark.PAGES, Layout.PAGE_MAJOR);
-            KvCache oneCall = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("profile", Layout.PAGE_MAJOR, 1)));
+            KvCache oneCall = Await.of(KvCache.deploy(vertx, options("profile", sim)));
             caches.add(oneCall);
-            KvCache twoCalls = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("profile-two-calls", Layout.PAGE_MAJOR, 1)
-                    .setReserveHigh(1)));
+            KvCache twoCalls = Await.of(KvCache.deploy(vertx, options("profile-two-calls", sim).setReserveHigh(pages)));
             caches.add(twoCalls);
-            Context coordinator = CoordinatorView.of(oneCall).context();
-            RankWorker direct = Await.of(RankWorker.deploy(vertx, new RankWorkerOptions().setInstance("direct").setPp(0).setTp(0)
-                    .setDevice("cuda").setGpu(0)));
-            Recording recording = args.length > 2 ? startRecording() : null;
-            String[] names = {"driver floor", "bus floor", "straight to a worker", "kvpager alloc / free",
-                "kvpager from the coordinator's context", "kvpager alloc / free + trim (two calls)"};
+            ContextInternal coordinator = (ContextInternal) CoordinatorView.of(oneCall).context();
+            // the caller on an event loop that is not the coordinator's (Vert.x hands out event loops in
+            // turn, so a context of its own could land on the coordinator's), and one on the same loop
+            Supplier<Context> otherLoop = () -> {
+                ContextInternal c;
+                do {
+                    c = ((VertxInternal) vertx).createEventLoopContext();
+                } while (c.nettyEventLoop() == coordinator.nettyEventLoop());
+                return c;
+            };
+            Context sameLoop = ((VertxInternal) vertx).contextBuilder().withEventLoop(coordinator.nettyEventLoop()).build();
+            RankWorkerOptions worker = new RankWorkerOptions().setInstance("direct").setPp(0).setTp(0).setGpu(0);
+            RankWorker direct = Await.of(RankWorker.deploy(vertx, sim
+                    ? worker.setDevice("sim").setSim(new JsonObject().put("gpuKey", "direct")) : worker.setDevice("cuda")));
+            Recording recording = jfr != null ? startRecording() : null;
+            String[] names = {"driver floor", "bus floor", "straight to a worker",
+                "kvpager alloc / free (caller on another event loop)", "kvpager from the coordinator's context",
+                "kvpager from another context on the coordinator's event loop", "kvpager from a thread of its own (await)",
+                "kvpager alloc / free + trim (two calls)"};
             double[][][] figures = new double[names.length][2][rounds];
             AtomicLong requestIds = new AtomicLong();
-            try (RawPageLoop raw = RawPageLoop.open(0, geometry, 1); BusFloor bus = BusFloor.open(vertx, 1)) {
+            try (RawPageLoop raw = sim ? null : RawPageLoop.open(0, geometry, 1); BusFloor bus = BusFloor.open(vertx, 1)) {
                 createTensors(vertx, direct);
                 for (int r = -1; r < rounds; r++) {
                     double[][] round = {
-                        MapPathBenchmark.floorRound(raw, 1, steps),
+                        raw == null ? new double[] {Double.NaN, Double.NaN} : MapPathBenchmark.floorRound(raw, pages, steps),
                         {bus.medianMicros(steps), 0},
-                        TwoPhaseLoop.medians(vertx, steps, () -> new WorkerStep(vertx, direct, requestIds)),
-                        TwoPhaseLoop.medians(vertx, steps, () -> new MapPathBenchmark.AllocFree(oneCall, 1)),
-                        TwoPhaseLoop.medians(coordinator, steps, () -> new MapPathBenchmark.AllocFree(oneCall, 1)),
-                        TwoPhaseLoop.medians(vertx, steps, () -> new FreeThenTrim(twoCalls)),
+                        TwoPhaseLoop.medians(vertx, steps, () -> new WorkerStep(vertx, direct, requestIds, pages)),
+                        TwoPhaseLoop.medians(otherLoop.get(), steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
+                        TwoPhaseLoop.medians(coordinator, steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
+                        TwoPhaseLoop.medians(sameLoop, steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
+                        awaited(oneCall, pages, steps),
+                        TwoPhaseLoop.medians(otherLoop.get(), steps, () -> new FreeThenTrim(twoCalls, pages)),
                     };
                     for (int i = 0; r >= 0 && i < names.length; i++) {
                         figures[i][0][r] = round[i][0];
@@ -82,14 +133,15 @@ public final class ReleasePathProfile {
             } finally {
                 if (recording != null) {
                     recording.stop();
-                    recording.dump(Path.of(args[2]));
+                    recording.dump(Path.of(jfr));
                     recording.close();
                 }
                 Await.of(direct.undeploy());
             }
-            System.out.printf("release path, PAGE_MAJOR TP=1 one page id, %d rounds of %d steps, µs: median of the rounds"
-                    + " (lowest–highest)%n| | map | unmap |%n| --- | --- | --- |%n", rounds, steps);
-            for (int i = 0; i < names.length; i++) {
+            System.out.printf("release path, PAGE_MAJOR TP=1, %d page id%s a batch%s, %d rounds of %d steps, µs: median of the"
+                    + " rounds (lowest–highest)%n| | map | unmap |%n| --- | --- | --- |%n", pages, pages == 1 ? "" : "s",
+                    sim ? ", simulated device without latency" : "", rounds, steps);
+            for (int i = sim ? 1 : 0; i < names.length; i++) {
                 System.out.printf("| %s | %s | %s |%n", names[i], Spread.of(figures[i][0]).micros(),
                         i == 1 ? "" : Spread.of(figures[i][1]).micros());
             }
@@ -99,6 +151,29 @@ public final class ReleasePathProfile {
             }
             Await.of(vertx.close());
         }
+    }
+
+    private static KvCacheOptions options(String instance, boolean sim) {
+        KvCacheOptions options = MapPathBenchmark.options(instance, Layout.PAGE_MAJOR, 1);
+        return sim ? options.setDevice("sim").setSim(new JsonObject().put("gpuKey", instance)) : options;
+    }
+
+    /** Medians in µs of {@code alloc} and {@code free}, each awaited by this thread, which has no Vert.x context. */
+    private static double[] awaited(KvCache cache, int pages, int steps) {
+        double[] map = new double[steps];
+        double[] unmap = new double[steps];
+        for (int i = 0; i < steps; i++) {
+            long t0 = System.nanoTime();
+            Allocation a = Await.of(cache.alloc(pages));
+            long t1 = System.nanoTime();
+            if (a.isMiss()) {
+                throw new IllegalStateException(cache + ": alloc(" + pages + ") missed: " + a);
+            }
+            Await.of(cache.free(a.blocks()));
+            map[i] = (t1 - t0) / 1e3;
+            unmap[i] = (System.nanoTime() - t1) / 1e3;
+        }
+        return new double[] {Spread.median(map), Spread.median(unmap)};
     }
 
     /** The owner of the group sent to straight: the profile stands in for a coordinator. */
@@ -112,16 +187,20 @@ public final class ReleasePathProfile {
                 new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.CREATE_TENSORS)));
     }
 
-    /** Map, then unmap, of page 0, sent to a worker as the coordinator sends them. */
+    /** Map, then unmap, of pages 0 .. pages-1, sent to a worker as the coordinator sends them. */
     private static final class WorkerStep implements TwoPhaseLoop.Step {
         private final Vertx vertx;
         private final RankWorker worker;
         private final AtomicLong ids;
+        private final JsonArray pages = new JsonArray();
 
-        WorkerStep(Vertx vertx, RankWorker worker, AtomicLong ids) {
+        WorkerStep(Vertx vertx, RankWorker worker, AtomicLong ids, int pages) {
             this.vertx = vertx;
             this.worker = worker;
             this.ids = ids;
+            for (int p = 0; p < pages; p++) {
+                this.pages.add(p);
+            }
         }
 
         @Override
@@ -136,7 +215,7 @@ public final class ReleasePathProfile {
 
         private Future<?> send(String action) {
             return vertx.eventBus().request(worker.address(), new JsonObject().put("pp", 0).put("tp", 0).put("group", 0)
-                    .put("pages", new JsonArray().add(0)).put("requestId", "direct-" + ids.incrementAndGet()).put("owner", OWNER),
+                    .put("pages", pages.copy()).put("requestId", "direct-" + ids.incrementAndGet()).put("owner", OWNER),
                     new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action));
         }
     }
@@ -146,9 +225,9 @@ public final class ReleasePathProfile {
         private final MapPathBenchmark.AllocFree allocFree;
         private final KvCache cache;
 
-        FreeThenTrim(KvCache cache) {
+        FreeThenTrim(KvCache cache, int pages) {
             this.cache = cache;
-            this.allocFree = new MapPathBenchmark.AllocFree(cache, 1);
+            this.allocFree = new MapPathBenchmark.AllocFree(cache, pages);
         }
 
         @Override

@@ -76,7 +76,6 @@ public final class Coordinator {
     private final RankFanOut fanOut;
     private final PoolBudget budget;
     private final RankRejoin rejoin;
-    private final FanOutMapper mapper;
     private final PageLedger ledger;
     private final TensorStart tensorStart;
     private final AtomicLong fenceIds = new AtomicLong();
@@ -101,12 +100,11 @@ public final class Coordinator {
         JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
                 handlePool(options)).toJson();
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
-                this::mappedPages, this::fanOutsSettled);
-        this.mapper = new FanOutMapper(fanOut, rejoin);
+                this::mappedPages);
         String name = "cache " + pool.instance() + " group " + pool.group();
         this.budget = new PoolBudget(vertx, name, pool.instance() + ".group" + pool.group(), owner,
                 options.geometry().bytesPerPageId());
-        this.ledger = new PageLedger(options.geometry(), new BudgetedMapper(mapper, budget),
+        this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin, budget),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
             // the configured limit is revision 0; run-time changes use revisions from 1
@@ -166,7 +164,8 @@ public final class Coordinator {
             return Future.failedFuture(ready.cause());
         }
         int total = options.getPages() * options.geometry().blocksPerPage();
-        if (blocks > 0 && blocks <= total && !rejoin.lost().isEmpty()) {
+        if (blocks > 0 && blocks <= total && !rejoin.allBack()) {
+            // the one place an allocation consults the rejoin: the mapper then finds every rank back
             return rejoin.rejoin().transform(back -> back.succeeded() ? allocNow(blocks) : Future.succeededFuture(downMiss(back.cause())));
         }
         return allocNow(blocks);
@@ -216,7 +215,7 @@ public final class Coordinator {
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
-        if (releasable == 0 || !rejoin.lost().isEmpty() || refill.backingOff()) {
+        if (releasable == 0 || !rejoin.allBack() || refill.backingOff()) {
             return Future.succeededFuture();
         }
         return unwrap(ledger.releaseReclaimed()).transform(released -> {
@@ -401,10 +400,6 @@ public final class Coordinator {
                 // the membership is followed to the end, so that a rank whose node leaves now fails at once
                 .andThen(closed -> nodes.close()).onComplete(promise);
         return closing;
-    }
-
-    private Future<Void> fanOutsSettled() {
-        return mapper.idle();
     }
 
     /**

@@ -6,11 +6,11 @@ import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
+import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.impl.protocol.PagesReply;
 import io.kvpager.impl.protocol.RequestFields;
 import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
@@ -22,7 +22,15 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * The {@link PageMapper} of a cache: maps and unmaps a batch of page ids on every rank of the pool
- * through a {@link RankFanOut}, all or nothing.
+ * through a {@link RankFanOut}, all or nothing, drawing on the GPUs' budgets on the way.
+ *
+ * <p>One map, in order: the budget of its pages is taken ({@link PoolBudget#take}; a refusal is
+ * the map's failure, so the allocation misses with {@link MissReason#LIMIT}); lost ranks are
+ * brought back ({@link RankRejoin}, only when one is lost); the fan-out; on failure the budget is
+ * given back, except for pages the failure quarantines, which may still hold memory on some rank.
+ * An unmap gives the budget back once the pages are unmapped. It is all Vert.x futures, on the
+ * coordinator's context; the one {@link CompletionStage} is the one {@link PageMapper} answers the
+ * ledger with, which lives in the Vert.x-free core.
  *
  * <p>Each rank applies a batch atomically, so after a fan-out a rank that failed holds none of the
  * batch's changes, a rank that answered holds all of them, and a rank that timed out may hold
@@ -37,11 +45,11 @@ import java.util.concurrent.CompletionStage;
  * background. A worker serves its requests one at a time, so the sweep's release runs there after
  * the late request, and the batch comes back once every rank has released it.
  *
- * <p>A rank that answers with no worker or no tensors is noted lost in the {@link RankRejoin}, and
- * every map and unmap first brings lost ranks back; while one cannot come back, nothing is sent
- * (an unmap could not take effect on it, and its page stays mapped and idle until it can). The
- * fan-outs in flight are counted, so that a rejoin can wait for them to settle before it reads
- * which pages the rejoining rank must map ({@link #idle()}).
+ * <p>A rank that answers with no worker or no tensors is noted lost in the {@link RankRejoin};
+ * while one cannot come back, nothing is sent (an unmap could not take effect on it, and its page
+ * stays mapped and idle until it can). The rejoin counts this mapper's fan-outs in flight
+ * ({@link RankRejoin#track}), so that it can wait for them to settle before it reads which pages
+ * the rejoining rank must map.
  *
  * <p>The failure is a {@link PageMapFailure} whose cause is one {@link KvPagerException} listing
  * every failing rank, and whose miss reason is {@link MissReason#OUT_OF_MEMORY} when any rank ran
@@ -52,25 +60,55 @@ public final class FanOutMapper implements PageMapper {
 
     private final RankFanOut fanOut;
     private final RankRejoin rejoin;
-    private int inFlight;
-    private Promise<Void> settled;
+    /** The GPUs' budgets the pages are drawn from; {@code null} draws on none (benchmarks, tests). */
+    private final PoolBudget budget;
 
+    /** A mapper that draws on no GPU budget. */
     public FanOutMapper(RankFanOut fanOut, RankRejoin rejoin) {
+        this(fanOut, rejoin, null);
+    }
+
+    FanOutMapper(RankFanOut fanOut, RankRejoin rejoin, PoolBudget budget) {
         this.fanOut = fanOut;
         this.rejoin = rejoin;
+        this.budget = budget;
     }
 
     @Override
     public CompletionStage<Void> map(int[] pages) {
-        return afterRejoin(WorkerAction.MAP, WorkerAction.UNMAP, pages.clone()).toCompletionStage();
+        return mapBatch(pages.clone()).toCompletionStage();
     }
 
     @Override
     public CompletionStage<Void> unmap(int[] pages) {
-        return afterRejoin(WorkerAction.UNMAP, WorkerAction.MAP, pages.clone()).toCompletionStage();
+        return unmapBatch(pages.clone()).toCompletionStage();
     }
 
+    private Future<Void> mapBatch(int[] batch) {
+        if (!brokered()) {
+            return afterRejoin(WorkerAction.MAP, WorkerAction.UNMAP, batch);
+        }
+        return budget.take(batch.length).compose(taken -> afterRejoin(WorkerAction.MAP, WorkerAction.UNMAP, batch)
+                .recover(cause -> {
+                    int stuck = cause instanceof PageMapFailure f ? f.quarantined().length : 0;
+                    return budget.give(batch.length - stuck).transform(given -> Future.<Void>failedFuture(cause));
+                }));
+    }
+
+    private Future<Void> unmapBatch(int[] batch) {
+        Future<Void> unmapped = afterRejoin(WorkerAction.UNMAP, WorkerAction.MAP, batch);
+        return brokered() ? unmapped.compose(done -> budget.give(batch.length)) : unmapped;
+    }
+
+    private boolean brokered() {
+        return budget != null && budget.brokered();
+    }
+
+    /** The fan-out, once every lost rank is back; at once (no future in between) when none is lost. */
     private Future<Void> afterRejoin(WorkerAction action, WorkerAction inverse, int[] batch) {
+        if (rejoin.allBack()) {
+            return apply(action, inverse, batch);
+        }
         return rejoin.rejoin().transform(rejoined -> {
             if (rejoined.succeeded()) {
                 return apply(action, inverse, batch);
@@ -83,30 +121,12 @@ public final class FanOutMapper implements PageMapper {
         });
     }
 
-    /** Completes once no fan-out of this mapper is in flight (at once when none is). */
-    public Future<Void> idle() {
-        if (inFlight == 0) {
-            return Future.succeededFuture();
-        }
-        if (settled == null) {
-            settled = Promise.promise();
-        }
-        return settled.future();
-    }
-
     /** Sends {@code action} for {@code pages} to every rank; on any failure undoes it where it took or may have taken effect. */
     public Future<Void> apply(WorkerAction action, WorkerAction inverse, int[] pages) {
         if (pages.length == 0) {
             return Future.succeededFuture();
         }
-        inFlight++;
-        return send(action, inverse, pages).andThen(done -> {
-            if (--inFlight == 0 && settled != null) {
-                Promise<Void> waiting = settled;
-                settled = null;
-                waiting.complete();
-            }
-        });
+        return rejoin.track(send(action, inverse, pages));
     }
 
     private Future<Void> send(WorkerAction action, WorkerAction inverse, int[] pages) {

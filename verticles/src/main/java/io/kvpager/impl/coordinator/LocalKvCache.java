@@ -7,11 +7,12 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
-import io.vertx.core.AsyncResult;
+import io.vertx.core.Completable;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.PromiseInternal;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -22,8 +23,24 @@ import java.util.function.Supplier;
 /**
  * A {@link KvCache} whose coordinator runs in this Vert.x instance: each call hops onto the
  * coordinator's context, or runs directly when the caller is on the coordinator's event-loop
- * thread (so that an allocation served from the reserve completes before {@code alloc} returns);
- * its future completes on the caller's context when the caller has one.
+ * thread (so that an allocation served from the reserve completes before {@code alloc} returns).
+ * Every future it returns is bound to the caller's context ({@link ContextHandBack}); a caller
+ * without one gets its callbacks on the cache's callback context, never on the coordinator's
+ * event loop.
+ *
+ * <p>The hops of one {@code alloc} that maps, and the class that owns each:
+ * <ol>
+ * <li>the caller's thread to the coordinator's context, and the answer's way back: this class;</li>
+ * <li>the cache's state (closed, started) and the one look at the lost ranks: {@link Coordinator};</li>
+ * <li>the blocks claimed and the pages picked, on the coordinator's thread: the core's ledger;</li>
+ * <li>the GPU budget, the rejoin of lost ranks when there are any, the all-or-nothing fan-out and
+ *     its compensation: {@link FanOutMapper} (budget in {@link io.kvpager.impl.broker.PoolBudget}, rejoin in
+ *     {@link RankRejoin});</li>
+ * <li>one request per rank over the event bus, its timeout and the replies: {@link RankFanOut};</li>
+ * <li>the driver calls, on the rank's own thread: {@link io.kvpager.impl.worker.RankWorkerVerticle};</li>
+ * </ol>
+ * and back the same way: the replies on the coordinator's context, the ledger fills the blocks,
+ * and the caller's promise completes, its callbacks dispatched to the caller's context.
  */
 public final class LocalKvCache implements KvCache {
 
@@ -35,9 +52,11 @@ public final class LocalKvCache implements KvCache {
     private final String deployment;
     /** The local workers' deployment ids, each with the rank it serves. */
     private final Map<String, String> workerDeployments;
+    private final ContextHandBack handBack;
     private Future<Void> closing;
 
-    private LocalKvCache(Vertx vertx, CoordinatorVerticle verticle, String deployment, Map<String, String> workerDeployments) {
+    private LocalKvCache(Vertx vertx, CoordinatorVerticle verticle, String deployment, Map<String, String> workerDeployments,
+                         ContextHandBack handBack) {
         this.vertx = vertx;
         this.verticle = verticle;
         this.coordinator = verticle.coordinator();
@@ -45,6 +64,7 @@ public final class LocalKvCache implements KvCache {
         this.thread = verticle.thread();
         this.deployment = deployment;
         this.workerDeployments = Map.copyOf(workerDeployments);
+        this.handBack = handBack;
     }
 
     /** See {@link KvCache#deploy}. */
@@ -58,14 +78,18 @@ public final class LocalKvCache implements KvCache {
         } catch (IllegalArgumentException e) {
             return Future.failedFuture(e);
         }
+        ContextHandBack handBack = new ContextHandBack(vertx);
+        PromiseInternal<KvCache> answer = handBack.promise();
         Map<String, String> workers = new LinkedHashMap<>();
         CoordinatorVerticle verticle = new CoordinatorVerticle();
         // checked before the workers too: a second cache's workers would answer at the first one's addresses
-        return CoordinatorVerticle.addressIsFree(vertx, checked)
+        CoordinatorVerticle.addressIsFree(vertx, checked)
                 .compose(free -> checked.isLocalWorkers() ? deployWorkers(vertx, checked, workers) : Future.<Void>succeededFuture())
                 .compose(v -> vertx.deployVerticle(verticle, CoordinatorVerticle.deploymentOptions(checked)))
-                .<KvCache>map(id -> new LocalKvCache(vertx, verticle, id, workers))
-                .recover(e -> undeployAll(vertx, checked.getInstance(), workers).transform(undeployed -> Future.failedFuture(e)));
+                .<KvCache>map(id -> new LocalKvCache(vertx, verticle, id, workers, handBack))
+                .recover(e -> undeployAll(vertx, checked.getInstance(), workers).transform(undeployed -> Future.failedFuture(e)))
+                .onComplete(answered(answer));
+        return answer.future();
     }
 
     /** One worker per rank of the pool, all deployed before the coordinator starts; all or none. */
@@ -184,10 +208,17 @@ public final class LocalKvCache implements KvCache {
 
     /**
      * Undeploys the coordinator (which destroys the tensors on the ranks), then the local workers;
-     * what was undeployed from outside already is skipped. Every call answers the first one's future.
+     * what was undeployed from outside already is skipped. There is one close: every call is
+     * answered with the first one's outcome, on its own caller's context.
      */
     @Override
-    public synchronized Future<Void> close() {
+    public Future<Void> close() {
+        PromiseInternal<Void> answer = handBack.promise();
+        closeOnce().onComplete(answered(answer));
+        return answer.future();
+    }
+
+    private synchronized Future<Void> closeOnce() {
         if (closing == null) {
             String instance = coordinator.pool().instance();
             closing = undeployIfThere(vertx, deployment).transform(coordinatorGone -> undeployAll(vertx, instance, workerDeployments)
@@ -208,27 +239,18 @@ public final class LocalKvCache implements KvCache {
                 + coordinator.pool().stages() + " tp " + coordinator.pool().tp() + "]";
     }
 
+    /**
+     * Runs {@code work} on the coordinator's context (at once when this thread is its event loop)
+     * and answers with a future bound to the caller's context.
+     */
     private <T> Future<T> onContext(Supplier<Future<T>> work) {
-        Context caller = Vertx.currentContext();
+        PromiseInternal<T> answer = handBack.promise();
         if (Thread.currentThread() == thread) {
-            Future<T> result = run(work);
-            return result.isComplete() || caller == null || caller == context ? result : answerOn(caller, result);
+            run(work).onComplete(answered(answer));
+        } else {
+            context.runOnContext(v -> run(work).onComplete(answered(answer)));
         }
-        Promise<T> promise = Promise.promise();
-        context.runOnContext(v -> run(work).onComplete(ar -> {
-            if (caller == null) {
-                complete(promise, ar);
-            } else {
-                caller.runOnContext(x -> complete(promise, ar));
-            }
-        }));
-        return promise.future();
-    }
-
-    private static <T> Future<T> answerOn(Context caller, Future<T> result) {
-        Promise<T> promise = Promise.promise();
-        result.onComplete(ar -> caller.runOnContext(x -> complete(promise, ar)));
-        return promise.future();
+        return answer.future();
     }
 
     private static <T> Future<T> run(Supplier<Future<T>> work) {
@@ -239,11 +261,8 @@ public final class LocalKvCache implements KvCache {
         }
     }
 
-    private static <T> void complete(Promise<T> promise, AsyncResult<T> ar) {
-        if (ar.succeeded()) {
-            promise.complete(ar.result());
-        } else {
-            promise.fail(ar.cause());
-        }
+    /** {@code answer} as a completion handler (a promise is both a handler and a completable). */
+    private static <T> Completable<T> answered(Promise<T> answer) {
+        return answer;
     }
 }

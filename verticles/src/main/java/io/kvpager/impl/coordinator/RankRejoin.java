@@ -28,6 +28,11 @@ import java.util.function.Supplier;
  *
  * <p>A rejoined rank's pages hold fresh memory: the KV contents it had are gone, which is logged.
  * Runs on the coordinator's context; one rejoin at a time, concurrent maps wait for it.
+ *
+ * <p>The rejoin also counts the map and unmap fan-outs in flight ({@link #track}, called by the
+ * {@link FanOutMapper} for each): before it reads which pages the rejoining rank must map it waits
+ * until none is, so that a page whose unmap fails (and is undone) after that read cannot stay
+ * unmapped on the rejoining rank alone. The mapper asks the rejoin; the rejoin never asks the mapper.
  */
 public final class RankRejoin {
 
@@ -39,34 +44,53 @@ public final class RankRejoin {
     private final long deadlineMs;
     private final long pollMs;
     private final Supplier<int[]> mappedPages;
-    private final Supplier<Future<Void>> settled;
     private final Set<RankTarget> lost = new LinkedHashSet<>();
     private Future<Void> inFlight;
     private long rejoined;
+    /** Map and unmap fan-outs in flight, and the promise of a rejoin waiting for them to settle. */
+    private int fanOuts;
+    private Promise<Void> settled;
 
     /**
-     * @param mappedPages the pages the pool holds mapped now, not counting those a map or unmap is in flight for
+     * @param mappedPages the pages mapped on the other ranks, read once no fan-out {@link #track tracked}
+     *     here is in flight
      */
     public RankRejoin(Vertx vertx, RankFanOut fanOut, JsonObject tensors, long deadlineMs, long pollMs,
                       Supplier<int[]> mappedPages) {
-        this(vertx, fanOut, tensors, deadlineMs, pollMs, mappedPages, Future::succeededFuture);
-    }
-
-    /**
-     * @param mappedPages the pages mapped on the other ranks, read once {@code settled} has completed
-     * @param settled completes once no map or unmap of the pool is in flight: a rejoin waits for it
-     *     before it reads {@code mappedPages}, so that a page whose unmap fails (and is undone) after
-     *     that read cannot stay unmapped on the rejoining rank alone
-     */
-    public RankRejoin(Vertx vertx, RankFanOut fanOut, JsonObject tensors, long deadlineMs, long pollMs,
-                      Supplier<int[]> mappedPages, Supplier<Future<Void>> settled) {
         this.vertx = vertx;
-        this.settled = settled;
         this.fanOut = fanOut;
         this.tensors = tensors.copy();
         this.deadlineMs = deadlineMs;
         this.pollMs = pollMs;
         this.mappedPages = mappedPages;
+    }
+
+    /** Whether no rank is lost: a map or unmap then goes out at once, with no rejoin before it. */
+    public boolean allBack() {
+        return lost.isEmpty();
+    }
+
+    /** Counts {@code fanOut}, a map or unmap on the ranks, as in flight until it completes. */
+    public <T> Future<T> track(Future<T> fanOut) {
+        fanOuts++;
+        return fanOut.andThen(done -> {
+            if (--fanOuts == 0 && settled != null) {
+                Promise<Void> waiting = settled;
+                settled = null;
+                waiting.complete();
+            }
+        });
+    }
+
+    /** Completes once no tracked fan-out is in flight (at once when none is). */
+    private Future<Void> settled() {
+        if (fanOuts == 0) {
+            return Future.succeededFuture();
+        }
+        if (settled == null) {
+            settled = Promise.promise();
+        }
+        return settled.future();
     }
 
     /** Notes the ranks among {@code replies} that have lost the pool's tensors. */
@@ -109,7 +133,7 @@ public final class RankRejoin {
         Promise<Void> promise = Promise.promise();
         inFlight = promise.future();
         new TensorStart(vertx, fanOut, ranks, tensors, deadlineMs, pollMs, false).run()
-                .compose(created -> settled.get())
+                .compose(created -> settled())
                 .compose(quiet -> {
                     int[] pages = mappedPages.get();
                     if (pages.length == 0) {
