@@ -7,6 +7,7 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -62,6 +63,11 @@ public final class MeteredKvCache implements KvCache {
     @Override
     public Future<Void> free(int[] blockIds) {
         return cache.free(blockIds);
+    }
+
+    @Override
+    public Context context() {
+        return cache.context();
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.kvpager.cache;
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.impl.coordinator.LocalKvCache;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -35,6 +36,16 @@ public interface KvCache {
 
     /** The options this cache was deployed with. */
     KvCacheOptions options();
+
+    /**
+     * The coordinator's context: the event loop the ledger of this cache runs on. A call made on
+     * its thread goes to the ledger directly, without the two thread hand-offs between a caller's
+     * thread and the coordinator's (docs/performance.md measures them: tens of microseconds a call),
+     * and its answer is handed back there. An engine whose scheduler runs on Vert.x can run its
+     * step here, {@code cache.context().runOnContext(v -> step())}; code run here must never block,
+     * as it holds up the ledger for every caller of this cache.
+     */
+    Context context();
 
     /** {@code blocks} block ids, or a miss with its reason. */
     Future<Allocation> alloc(int blocks);

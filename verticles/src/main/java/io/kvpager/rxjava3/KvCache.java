@@ -64,6 +64,11 @@ public class KvCache implements RxDelegate {
         return delegate.options();
     }
 
+    /** See {@link io.kvpager.cache.KvCache#context()}. */
+    public io.vertx.rxjava3.core.Context context() {
+        return io.vertx.rxjava3.core.Context.newInstance(delegate.context());
+    }
+
     public Single<Allocation> alloc(int blocks) {
         Single<Allocation> ret = rxAlloc(blocks);
         ret = ret.cache();

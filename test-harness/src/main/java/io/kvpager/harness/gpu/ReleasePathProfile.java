@@ -6,7 +6,6 @@ import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.RawPageLoop;
-import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
@@ -91,7 +90,7 @@ public final class ReleasePathProfile {
             caches.add(oneCall);
             KvCache twoCalls = Await.of(KvCache.deploy(vertx, options("profile-two-calls", sim).setReserveHigh(pages)));
             caches.add(twoCalls);
-            ContextInternal coordinator = (ContextInternal) CoordinatorView.of(oneCall).context();
+            ContextInternal coordinator = (ContextInternal) oneCall.context();
             // the caller on an event loop that is not the coordinator's (Vert.x hands out event loops in
             // turn, so a context of its own could land on the coordinator's), and one on the same loop
             Supplier<Context> otherLoop = () -> {
@@ -107,7 +106,7 @@ public final class ReleasePathProfile {
                     ? worker.setDevice("sim").setSim(new JsonObject().put("gpuKey", "direct")) : worker.setDevice("cuda")));
             Recording recording = jfr != null ? startRecording() : null;
             String[] names = {"driver floor", "bus floor", "straight to a worker",
-                "kvpager alloc / free (caller on another event loop)", "kvpager from the coordinator's context",
+                "kvpager alloc / free (caller on another event loop)", "kvpager on the cache's context (KvCache.context())",
                 "kvpager from another context on the coordinator's event loop", "kvpager from a thread of its own (await)",
                 "kvpager alloc / free + trim (two calls)"};
             double[][][] figures = new double[names.length][2][rounds];

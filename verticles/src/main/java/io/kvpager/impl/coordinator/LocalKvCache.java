@@ -154,6 +154,11 @@ public final class LocalKvCache implements KvCache {
     }
 
     @Override
+    public Context context() {
+        return context;
+    }
+
+    @Override
     public Future<Allocation> alloc(int blocks) {
         return onContext(() -> coordinator.alloc(blocks));
     }
