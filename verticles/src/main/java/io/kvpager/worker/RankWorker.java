@@ -1,11 +1,16 @@
 package io.kvpager.worker;
 
+import io.kvpager.impl.broker.DepartedShares;
+import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.impl.worker.NodeDepartures;
 import io.kvpager.impl.worker.RankWorkers;
 import io.kvpager.impl.worker.WorkerConfig;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * A deployed rank worker: the verticle that owns one rank's device, pinned to a worker pool of
@@ -47,7 +52,29 @@ public final class RankWorker {
         } catch (IllegalArgumentException e) {
             return Future.failedFuture(e);
         }
-        return RankWorkers.deploy(vertx, config).map(id -> new RankWorker(vertx, config, id));
+        // in a cluster: owners' leases lapse when their node leaves, and a coordinator that dies
+        // takes its GPU shares with it only if some node gives them back
+        DepartedShares.watch(vertx);
+        return RankWorkers.deploy(vertx, config, departures(ClusterMembership.of(vertx)))
+                .map(id -> new RankWorker(vertx, config, id));
+    }
+
+    /** The cluster's comings and goings as a worker follows them; none outside a cluster. */
+    private static NodeDepartures departures(ClusterMembership membership) {
+        if (membership == null) {
+            return NodeDepartures.NONE;
+        }
+        return new NodeDepartures() {
+            @Override
+            public Runnable subscribe(Context context, Consumer<String> onLeft) {
+                return membership.subscribe(context, onLeft);
+            }
+
+            @Override
+            public boolean present(String nodeId) {
+                return membership.nodes().contains(nodeId);
+            }
+        };
     }
 
     /** The event-bus address of rank {@code (pp, tp)} of {@code instance}: {@code kvpager.<instance>.pp<P>.tp<R>}. */

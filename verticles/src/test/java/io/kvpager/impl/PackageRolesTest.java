@@ -18,7 +18,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.stream.Stream;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
@@ -28,10 +27,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The packages' roles, checked on the compiled main classes: the rank worker's thread never reaches
  * into the coordinator, cluster membership or the GPU broker; the coordinator reaches a worker over
  * the event bus, never through the worker's classes; the public packages show no impl type.
- *
- * <p>Dependencies that break a rule today are listed by name in {@link #ALLOWED}, each with the
- * change that removes it. A listed dependency that no longer exists fails the test too, so the
- * list only shrinks.
  */
 class PackageRolesTest {
 
@@ -40,17 +35,6 @@ class PackageRolesTest {
     private static final String MEMBERSHIP = "io.kvpager.impl.membership";
     private static final String BROKER = "io.kvpager.impl.broker";
     private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3", "io.kvpager.worker");
-
-    /** Known crossings, {@code origin -> target} as top-level class names. */
-    private static final Set<String> ALLOWED = Set.of(
-            // A rank worker gives back the GPU shares of departed coordinators from its start
-            // (DepartedShares.watch), so that they come back when no coordinator survives. Goes
-            // when the public worker API (RankWorker.deploy) starts the watch for its node.
-            "io.kvpager.impl.worker.RankWorkerVerticle -> io.kvpager.impl.broker.DepartedShares",
-            // A group's owner lease ends when the owner's node leaves the cluster: GroupOwners
-            // listens to the membership itself. Goes when the worker is handed its node
-            // departures at deployment (the public worker API, RankWorker.deploy).
-            "io.kvpager.impl.worker.GroupOwners -> io.kvpager.impl.membership.ClusterMembership");
 
     private static JavaClasses main;
 
@@ -78,28 +62,13 @@ class PackageRolesTest {
     }
 
     @Test
-    void everyAllowedCrossingStillExists() {
-        Set<String> found = new TreeSet<>();
-        for (JavaClass origin : main) {
-            for (Dependency dependency : origin.getDirectDependenciesFromSelf()) {
-                String crossing = crossing(dependency);
-                if (ALLOWED.contains(crossing)) {
-                    found.add(crossing);
-                }
-            }
-        }
-        assertThat(found).as("allowed crossings that are gone: remove them from ALLOWED")
-                .containsExactlyInAnyOrderElementsOf(ALLOWED);
-    }
-
-    @Test
     void theRulesSeeTheCodeTheyGuard() {
         // guards against a rule that passes because the import found nothing
         assertThat(Stream.of(WORKER, COORDINATOR, MEMBERSHIP, BROKER, "io.kvpager.cache"))
                 .allMatch(name -> main.containPackage(name) && !main.getPackage(name).getClasses().isEmpty());
     }
 
-    /** Classes of {@code from} (and its subpackages) depend on none of {@code forbidden}'s, except {@link #ALLOWED}. */
+    /** Classes of {@code from} (and its subpackages) depend on none of {@code forbidden}'s. */
     private static ArchRule forbid(String from, String... forbidden) {
         ArchCondition<JavaClass> condition = new ArchCondition<>("depend on no class of " + String.join(", ", forbidden)) {
             @Override
@@ -107,7 +76,7 @@ class PackageRolesTest {
                 for (Dependency dependency : origin.getDirectDependenciesFromSelf()) {
                     String target = dependency.getTargetClass().getPackageName();
                     boolean crosses = Stream.of(forbidden).anyMatch(name -> inside(target, name));
-                    if (crosses && !ALLOWED.contains(crossing(dependency))) {
+                    if (crosses) {
                         events.add(SimpleConditionEvent.violated(dependency, dependency.getDescription()));
                     }
                 }
@@ -146,9 +115,6 @@ class PackageRolesTest {
         return packageName.equals(root) || packageName.startsWith(root + ".");
     }
 
-    private static String crossing(Dependency dependency) {
-        return topLevel(dependency.getOriginClass()) + " -> " + topLevel(dependency.getTargetClass());
-    }
 
     private static String topLevel(JavaClass type) {
         String name = type.getName();

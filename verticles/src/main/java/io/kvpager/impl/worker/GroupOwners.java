@@ -1,6 +1,5 @@
 package io.kvpager.impl.worker;
 
-import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.impl.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
@@ -36,28 +35,28 @@ final class GroupOwners {
     private final Map<Integer, Owner> owners = new TreeMap<>();
     /** Groups whose owner's node left: the timer that ends their lease. */
     private final Map<Integer, Long> lapsing = new HashMap<>();
-    private ClusterMembership membership;
+    private final NodeDepartures departures;
     private Runnable unsubscribe;
 
     /**
      * @param rank the rank's name for log lines
      * @param graceMs how long a group outlives its owner's node
      * @param expired called on the context with a group and its owner when the lease ended and nobody claimed it
+     * @param departures the nodes that leave the cluster ({@link NodeDepartures#NONE} outside one)
      */
-    GroupOwners(Vertx vertx, Context context, String rank, long graceMs, BiConsumer<Integer, Owner> expired) {
+    GroupOwners(Vertx vertx, Context context, String rank, long graceMs, BiConsumer<Integer, Owner> expired,
+                NodeDepartures departures) {
         this.vertx = vertx;
+        this.departures = departures;
         this.context = context;
         this.rank = rank;
         this.graceMs = graceMs;
         this.expired = expired;
     }
 
-    /** Follows the cluster's membership, when there is one. */
+    /** Follows the nodes that leave the cluster. */
     void start() {
-        membership = ClusterMembership.of(vertx);
-        if (membership != null) {
-            unsubscribe = membership.subscribe(context, this::nodeLeft);
-        }
+        unsubscribe = departures.subscribe(context, this::nodeLeft);
     }
 
     /** Stops following the membership and ends no more leases. */
@@ -81,7 +80,7 @@ final class GroupOwners {
         if (!owner.equals(previous)) {
             cancel(group);
         }
-        if (membership != null && !membership.nodes().contains(owner.nodeId())) {
+        if (!departures.present(owner.nodeId())) {
             lapse(group, owner, "its node " + owner.nodeId() + " is not in the cluster");
         }
     }

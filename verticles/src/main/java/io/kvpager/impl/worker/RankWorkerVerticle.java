@@ -7,7 +7,6 @@ import io.kvpager.device.GroupTensors;
 import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.device.RankException;
 import io.kvpager.device.RankHandlePool;
-import io.kvpager.impl.broker.DepartedShares;
 import io.kvpager.impl.protocol.Owner;
 import io.kvpager.impl.protocol.RequestBody;
 import io.kvpager.impl.protocol.WorkerAction;
@@ -97,17 +96,27 @@ public final class RankWorkerVerticle extends VerticleBase {
     private Thread thread;
     private MessageConsumer<Object> consumer;
     private GroupOwners owners;
+    private final NodeDepartures departures;
     /** Where answers are sent from in a cluster; {@code null} when they are sent from the rank's thread. */
     private Context replies;
     private boolean stopping;
 
-    /** A worker that opens the configured device kind; deploy it with {@link RankWorkers#deploymentOptions}. */
+    /**
+     * A worker that opens the configured device kind and follows no cluster; deploy it with
+     * {@link RankWorkers#deploymentOptions}. {@link io.kvpager.worker.RankWorker#deploy} deploys one
+     * that follows the cluster's departures.
+     */
     public RankWorkerVerticle() {
-        this(DeviceSource.FACTORY);
+        this(DeviceSource.FACTORY, NodeDepartures.NONE);
     }
 
     RankWorkerVerticle(DeviceSource source) {
+        this(source, NodeDepartures.NONE);
+    }
+
+    RankWorkerVerticle(DeviceSource source, NodeDepartures departures) {
         this.source = source;
+        this.departures = departures;
     }
 
     @Override
@@ -128,7 +137,7 @@ public final class RankWorkerVerticle extends VerticleBase {
             throw e;
         }
         handles = new RankHandlePool(device);
-        owners = new GroupOwners(vertx, context, rank, config.leaseGraceMs(), this::leaseEnded);
+        owners = new GroupOwners(vertx, context, rank, config.leaseGraceMs(), this::leaseEnded, departures);
         owners.start();
         // A clustered event bus opens its connection to a sender's node on the context that first
         // answers there, and that connection outlives this worker's one-thread pool, which closes
@@ -137,8 +146,6 @@ public final class RankWorkerVerticle extends VerticleBase {
         replies = vertx.isClustered() ? ((VertxInternal) vertx).createEventLoopContext() : null;
         RankFailureReply.registerCodec(vertx.eventBus());
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
-        // a coordinator that dies takes its GPU shares with it only if some node gives them back
-        DepartedShares.watch(vertx);
         return consumer.completion()
                 .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
                         thread.getName(), config.address()))

@@ -27,15 +27,25 @@ public final class RankWorkers {
      * @return the deployment id, or a failure when the config is invalid or the device does not open
      */
     public static Future<String> deploy(Vertx vertx, WorkerConfig config) {
-        return deploy(vertx, config, DeviceSource.FACTORY);
+        return deploy(vertx, config, NodeDepartures.NONE);
+    }
+
+    /** Deploys the worker for {@code config}'s rank, following {@code departures} for its owners' leases. */
+    public static Future<String> deploy(Vertx vertx, WorkerConfig config, NodeDepartures departures) {
+        Objects.requireNonNull(departures, "departures");
+        return deploy(vertx, config, DeviceSource.FACTORY, departures);
+    }
+
+    static Future<String> deploy(Vertx vertx, WorkerConfig config, DeviceSource source) {
+        return deploy(vertx, config, source, NodeDepartures.NONE);
     }
 
     /** Deploys a worker whose device comes from {@code source}; for tests that watch the device. */
-    static Future<String> deploy(Vertx vertx, WorkerConfig config, DeviceSource source) {
+    static Future<String> deploy(Vertx vertx, WorkerConfig config, DeviceSource source, NodeDepartures departures) {
         Objects.requireNonNull(vertx, "vertx");
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(source, "source");
-        return vertx.deployVerticle(new RankWorkerVerticle(source), deploymentOptions(config));
+        return vertx.deployVerticle(new RankWorkerVerticle(source, departures), deploymentOptions(config));
     }
 
     /**
