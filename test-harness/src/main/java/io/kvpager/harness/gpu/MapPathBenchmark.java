@@ -11,7 +11,10 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * kvpager's map and unmap path (alloc through the coordinator, fanned out to every rank's worker
@@ -98,18 +101,53 @@ final class MapPathBenchmark implements GpuSection {
         Geometry geometry = new Geometry(LAYERS, KV_BUFFERS, PAGE_BYTES, PAGE_BYTES, PAGES, layout);
         int repeats = repeats(layout, batch);
         String instance = "bench-" + layout.name().toLowerCase() + "-tp" + tp + "-b" + batch;
-        KvCache cache = Await.of(KvCache.deploy(vertx, options(instance, layout, tp)));
-        int[] steps = {0};
+        // PAGE_MAJOR at TP=1 is taken apart further: the engine on the cache's own context, the
+        // unmapped handles kept in the rank's pool, and the driver loop on a rank's thread
+        boolean apart = layout == Layout.PAGE_MAJOR && tp == 1 && batch <= 16;
+        List<KvCache> caches = new ArrayList<>();
+        RankThreadFloor onRank = null;
         try (RawPageLoop floor = RawPageLoop.open(0, geometry, tp); BusFloor bus = BusFloor.open(vertx, tp)) {
+            KvCache cache = Await.of(KvCache.deploy(vertx, options(instance, layout, tp)));
+            caches.add(cache);
+            // steps taken through each cache, which its counters must show in the end
+            long[] steps = new long[2];
+            Map<String, Supplier<double[]>> ways = new LinkedHashMap<>();
+            ways.put("", () -> {
+                steps[0] += repeats;
+                return TwoPhaseLoop.medians(vertx, repeats, () -> new AllocFree(cache, batch));
+            });
+            if (apart) {
+                ways.put(", on the cache's context", () -> {
+                    steps[0] += repeats;
+                    return TwoPhaseLoop.medians(cache.context(), repeats, () -> new AllocFree(cache, batch));
+                });
+                KvCache pooled = Await.of(KvCache.deploy(vertx, options(instance + "-pooled", layout, tp)
+                        .setHandlePool(new JsonObject().put("boundPages", batch))));
+                caches.add(pooled);
+                ways.put(", on the cache's context, handles kept in the rank's pool", () -> {
+                    steps[1] += repeats;
+                    return TwoPhaseLoop.medians(pooled.context(), repeats, () -> new AllocFree(pooled, batch));
+                });
+                RankThreadFloor rankFloor = RankThreadFloor.open(vertx, RankThreadFloor.Kind.RAW, geometry, 2 * repeats);
+                onRank = rankFloor;
+                ways.put(": driver loop on a rank's thread, through the bus (no kvpager)", () -> {
+                    rankFloor.resetHandlerTimes();
+                    return TwoPhaseLoop.medians(vertx, repeats, () -> rankFloor.step(batch));
+                });
+            }
             List<PathRow> rows = AlternatingRounds.run(layout + " TP=" + tp + " batch " + batch, rounds(batch),
-                    () -> floorRound(floor, batch, repeats), () -> bus.medianMicros(Math.max(repeats, 50)), () -> {
-                        steps[0] += repeats;
-                        return TwoPhaseLoop.medians(vertx, repeats, () -> new AllocFree(cache, batch));
-                    });
-            requireEveryFreeUnmapped(cache, (long) steps[0] * batch);
+                    () -> floorRound(floor, batch, repeats), () -> bus.medianMicros(Math.max(repeats, 50)), ways);
+            for (int c = 0; c < caches.size(); c++) {
+                requireEveryFreeUnmapped(caches.get(c), steps[c] * batch);
+            }
             return rows;
         } finally {
-            Await.of(cache.close());
+            if (onRank != null) {
+                onRank.close();
+            }
+            for (KvCache c : caches) {
+                Await.of(c.close());
+            }
         }
     }
 

@@ -108,10 +108,17 @@ public final class ReleasePathProfile {
             String[] names = {"driver floor", "bus floor", "straight to a worker",
                 "kvpager alloc / free (caller on another event loop)", "kvpager on the cache's context (KvCache.context())",
                 "kvpager from another context on the coordinator's event loop", "kvpager from a thread of its own (await)",
-                "kvpager alloc / free + trim (two calls)"};
+                "kvpager alloc / free + trim (two calls)",
+                "driver floor on a rank's thread, through the bus", "  its handler alone",
+                "kvpager's device mapper on a rank's thread, through the bus", "  its handler alone",
+                "a 60 µs busy handler on a rank's thread, through the bus", "  its handler alone"};
             double[][][] figures = new double[names.length][2][rounds];
             AtomicLong requestIds = new AtomicLong();
-            try (RawPageLoop raw = sim ? null : RawPageLoop.open(0, geometry, 1); BusFloor bus = BusFloor.open(vertx, 1)) {
+            try (RawPageLoop raw = sim ? null : RawPageLoop.open(0, geometry, 1); BusFloor bus = BusFloor.open(vertx, 1);
+                 RankThreadFloor rawOnRank = sim ? null : RankThreadFloor.open(vertx, RankThreadFloor.Kind.RAW, geometry, 2 * steps);
+                 RankThreadFloor mapperOnRank = sim ? null
+                         : RankThreadFloor.open(vertx, RankThreadFloor.Kind.MAPPER, geometry, 2 * steps);
+                 RankThreadFloor spinOnRank = RankThreadFloor.open(vertx, RankThreadFloor.Kind.SPIN, geometry, 2 * steps)) {
                 createTensors(vertx, direct);
                 for (int r = -1; r < rounds; r++) {
                     double[][] round = {
@@ -123,6 +130,12 @@ public final class ReleasePathProfile {
                         TwoPhaseLoop.medians(sameLoop, steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
                         awaited(oneCall, pages, steps),
                         TwoPhaseLoop.medians(otherLoop.get(), steps, () -> new FreeThenTrim(twoCalls, pages)),
+                        onRank(vertx, rawOnRank, pages, steps),
+                        rawOnRank == null ? new double[] {Double.NaN, Double.NaN} : rawOnRank.handlerMedians(),
+                        onRank(vertx, mapperOnRank, pages, steps),
+                        mapperOnRank == null ? new double[] {Double.NaN, Double.NaN} : mapperOnRank.handlerMedians(),
+                        onRank(vertx, spinOnRank, pages, steps),
+                        spinOnRank.handlerMedians(),
                     };
                     for (int i = 0; r >= 0 && i < names.length; i++) {
                         figures[i][0][r] = round[i][0];
@@ -141,6 +154,9 @@ public final class ReleasePathProfile {
                     + " rounds (lowest–highest)%n| | map | unmap |%n| --- | --- | --- |%n", pages, pages == 1 ? "" : "s",
                     sim ? ", simulated device without latency" : "", rounds, steps);
             for (int i = sim ? 1 : 0; i < names.length; i++) {
+                if (Double.isNaN(figures[i][0][0])) {
+                    continue;
+                }
                 System.out.printf("| %s | %s | %s |%n", names[i], Spread.of(figures[i][0]).micros(),
                         i == 1 ? "" : Spread.of(figures[i][1]).micros());
             }
@@ -155,6 +171,15 @@ public final class ReleasePathProfile {
     private static KvCacheOptions options(String instance, boolean sim) {
         KvCacheOptions options = MapPathBenchmark.options(instance, Layout.PAGE_MAJOR, 1);
         return sim ? options.setDevice("sim").setSim(new JsonObject().put("gpuKey", instance)) : options;
+    }
+
+    /** Round-trip medians through {@code floor}, whose handler times are reset first; NaN without one (simulated). */
+    private static double[] onRank(Vertx vertx, RankThreadFloor floor, int pages, int steps) {
+        if (floor == null) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        floor.resetHandlerTimes();
+        return TwoPhaseLoop.medians(vertx, steps, () -> floor.step(pages));
     }
 
     /** Medians in µs of {@code alloc} and {@code free}, each awaited by this thread, which has no Vert.x context. */

@@ -9,7 +9,10 @@ import io.kvpager.cache.KvCache;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** Alternating rounds, their spreads and ratios, and the alloc-free step they time, on the simulated device. */
@@ -44,6 +47,34 @@ class RoundsTest {
         assertThat(rows.getFirst().floor()).containsExactly(200, 300);
         assertThat(rows.getFirst().kvpager()).containsExactly(240, 360);
         assertThat(rows.get(1).floor()).containsExactly(400, 600);
+    }
+
+    @Test
+    void takesEveryWayThroughKvpagerAfterTheFloorsOfItsRound() {
+        List<String> order = new ArrayList<>();
+        Map<String, Supplier<double[]>> ways = new LinkedHashMap<>();
+        ways.put(" a", () -> {
+            order.add("a");
+            return new double[] {1, 2};
+        });
+        ways.put(" b", () -> {
+            order.add("b");
+            return new double[] {3, 4};
+        });
+        List<PathRow> rows = AlternatingRounds.run("shape", 1, () -> {
+            order.add("floor");
+            return new double[] {5, 6};
+        }, () -> {
+            order.add("bus");
+            return 7;
+        }, ways);
+        assertThat(order).containsExactly("floor", "bus", "a", "b", "floor", "bus", "a", "b");
+        assertThat(rows).extracting(r -> r.shape() + "/" + r.op())
+                .containsExactly("shape a/map", "shape a/unmap", "shape b/map", "shape b/unmap");
+        assertThat(rows.get(3).kvpager()).containsExactly(4);
+        assertThat(rows.get(3).floor()).containsExactly(6);
+        assertThatThrownBy(() -> AlternatingRounds.run("shape", 1, () -> new double[] {1, 1}, () -> 1, Map.of()))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
