@@ -67,8 +67,14 @@ public final class ClusterBench {
         System.out.printf(Locale.ROOT, "kvpager cluster bench: %d cores, %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.vm.version"));
         System.out.printf(Locale.ROOT, "load average at the start: %.2f%n%n", loadAverage());
-        startTime();
-        fanOut(rounds, warmup);
+        try {
+            startTime();
+            fanOut(rounds, warmup);
+        } catch (RuntimeException e) {
+            // the spawned worker JVMs and the cluster's threads would keep this one alive
+            e.printStackTrace();
+            System.exit(1);
+        }
         System.out.printf(Locale.ROOT, "%nload average at the end: %.2f%n", loadAverage());
         System.exit(0);
     }
@@ -141,12 +147,14 @@ public final class ClusterBench {
     }
 
     private static Future<Figures> measure(Vertx vertx, LocalKvCache cache, int tp, int rounds, int warmup) {
-        Context context = CoordinatorView.of(cache).context();
+        CoordinatorView view = CoordinatorView.of(cache);
+        Context context = view.context();
         Promise<Figures> done = Promise.promise();
-        context.runOnContext(v -> {
+        // the ranks answer only their group's owner: the bench's fan-out speaks as the cache's coordinator
+        view.call(CoordinatorView.Inside::owner).onFailure(done::fail).onSuccess(owner -> context.runOnContext(v -> {
             PoolRanks pool = new PoolRanks(cache.options().getInstance(), List.of(0), tp, 0);
             RankNodes nodes = RankNodes.of(vertx, context, pool, ranks -> { });
-            RankFanOut fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, 30_000);
+            RankFanOut fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, 30_000, owner);
             FanOutMapper mapper = new FanOutMapper(fanOut, new RankRejoin(vertx, fanOut, new JsonObject(), 30_000, 50, () -> new int[0]));
             int[] pages = new int[BATCH];
             for (int i = 0; i < BATCH; i++) {
@@ -163,7 +171,7 @@ public final class ClusterBench {
                         .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
                         .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
             }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
-        });
+        }));
         return done.future();
     }
 
