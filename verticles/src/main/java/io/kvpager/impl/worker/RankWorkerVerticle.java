@@ -210,16 +210,16 @@ public final class RankWorkerVerticle extends VerticleBase {
         } catch (Throwable e) {
             answer = failure(request, e);
         }
+        if (handles != null && handles.aboveBounds()) {
+            // queued before the answer goes out, so it runs right after this handler and before
+            // anything the answer's receiver sends back
+            context.runOnContext(v -> releaseDeferredHandles());
+        }
         if (replies == null) {
             send(answer, message, request);
         } else {
             Answer ready = answer;
             replies.runOnContext(v -> send(ready, message, request));
-        }
-        // still on this request's turn of the rank's thread: done before the next request, however
-        // soon the answer's receiver sends one
-        if (handles != null && handles.aboveBounds()) {
-            releaseDeferredHandles();
         }
     }
 
