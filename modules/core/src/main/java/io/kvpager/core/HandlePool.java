@@ -15,8 +15,8 @@ import java.util.Objects;
  * <p>{@link #take} hands out an idle handle of the asked size, or creates one;
  * {@link #give} takes a handle back (unmapped, or still mapped: the device defers a mapped
  * handle's release) and keeps it while fewer than {@code bound} handles are idle, releasing it
- * otherwise (or, with {@link #setDeferReleases}, keeps it until {@link #releaseAboveBound}).
- * Idle handles hold device memory that other pools could use, which is what the bound limits. A create that fails leaves the pool as it was and surfaces the device's
+ * otherwise. Idle handles hold device memory that other pools could use, which is what the bound
+ * limits. A create that fails leaves the pool as it was and surfaces the device's
  * {@link io.kvpager.spi.DeviceException} ({@code CUDA_ERROR_OUT_OF_MEMORY} when the GPU is full).
  *
  * <p>Confined to the device's thread, like the device.
@@ -35,7 +35,6 @@ public final class HandlePool implements AutoCloseable {
     private long creates;
     private long reuses;
     private long releases;
-    private boolean deferReleases;
 
     /**
      * @param bound the most idle handles kept; 0 keeps none (every give releases)
@@ -82,7 +81,7 @@ public final class HandlePool implements AutoCloseable {
             throw new IllegalArgumentException("handle 0x" + Long.toHexString(handle)
                     + " was not taken from this pool, or was given back already");
         }
-        if (!closed && (idle < bound || deferReleases)) {
+        if (!closed && idle < bound) {
             lent.remove(handle);
             idleBySize.computeIfAbsent(size, s -> new ArrayDeque<>()).push(handle);
             idle++;
@@ -92,30 +91,6 @@ public final class HandlePool implements AutoCloseable {
         device.release(handle);
         lent.remove(handle);
         releases++;
-    }
-
-    /**
-     * With {@code true}, {@link #give} keeps every handle idle, above the bound too, until
-     * {@link #releaseAboveBound} runs: the owner releases them once it has answered, so that
-     * {@code cuMemRelease} is not part of the unmap its caller waits for. {@code false} (the
-     * default) releases at once what the bound does not keep.
-     */
-    public void setDeferReleases(boolean defer) {
-        this.deferReleases = defer;
-    }
-
-    /** Idle handles above the bound: what {@link #releaseAboveBound} would release. */
-    public int aboveBound() {
-        return Math.max(0, idle - bound);
-    }
-
-    /**
-     * Releases the idle handles above the bound, the longest idle first (see {@link #trim}).
-     *
-     * @return how many were released
-     */
-    public int releaseAboveBound() {
-        return trim(bound);
     }
 
     /**

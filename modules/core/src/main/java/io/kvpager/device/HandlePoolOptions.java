@@ -20,12 +20,8 @@ import io.kvpager.Layout;
  *     {@code layers × kvBuffers} creates, about a third of its map time (docs/performance.md, driver calls on an H200);
  *     a page id unmapped is usually soon mapped again by the next refill, so a few page ids of
  *     handles cover the churn. Four page ids hold as much memory as four pages of the reserve.</li>
- * <li>{@code PAGE_MAJOR}: bound 0. An idle compound handle holds a whole page id of memory, which a
- *     GPU's budget counts from the start. Its create is about a quarter of a one-page map's driver
- *     time on an H200 and its release about half of an unmap's (docs/performance.md); the release
- *     comes after the rank has answered the unmap ({@link RankHandlePool#setDeferReleases}), so only
- *     the create is on a caller's path. A latency-bound engine that can spare the memory sets
- *     {@code boundPages}.</li>
+ * <li>{@code PAGE_MAJOR}: bound 0. A page id is one create, a small share of its 0.1 ms map, while
+ *     an idle compound handle holds a whole page id of memory; keeping it buys little.</li>
  * <li>prefill 0 for both: memory is taken when pages are first mapped, not at start-up.</li>
  * </ul>
  *

@@ -30,7 +30,6 @@ public final class RankHandlePool implements AutoCloseable {
 
     private final Device device;
     private final Map<Long, HandlePool> bySize = new TreeMap<>();
-    private boolean deferReleases;
 
     public RankHandlePool(Device device) {
         this.device = device;
@@ -81,55 +80,6 @@ public final class RankHandlePool implements AutoCloseable {
         } finally {
             forgetIfUnused(size);
         }
-    }
-
-    /**
-     * With {@code true}, a handle given back is kept idle even above its size's bound until
-     * {@link #releaseAboveBounds} runs: a rank worker releases them after it has sent its answer,
-     * so that the caller of an unmap does not wait for {@code cuMemRelease} (half of a one-page
-     * unmap's driver time on an H200, docs/performance.md). A map queued meanwhile takes such a
-     * handle instead of creating one.
-     */
-    public void setDeferReleases(boolean defer) {
-        deferReleases = defer;
-        bySize.values().forEach(pool -> pool.setDeferReleases(defer));
-    }
-
-    /** Whether some size holds idle handles above its bound. */
-    public boolean aboveBounds() {
-        for (HandlePool pool : bySize.values()) {
-            if (pool.aboveBound() > 0) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Releases every size's idle handles above its bound. Every size is tried; a handle whose
-     * release fails stays idle (counted, and tried again by the next call) and the first failure
-     * is thrown.
-     *
-     * @return how many handles were released
-     */
-    public int releaseAboveBounds() {
-        int released = 0;
-        RuntimeException first = null;
-        for (HandlePool pool : bySize.values()) {
-            try {
-                released += pool.releaseAboveBound();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
-        return released;
     }
 
     /** A handle of {@code size} bytes: an idle one, or a new one when none is idle. */
@@ -230,11 +180,7 @@ public final class RankHandlePool implements AutoCloseable {
     }
 
     private HandlePool pool(long size) {
-        return bySize.computeIfAbsent(size, s -> {
-            HandlePool pool = new HandlePool(device, 0);
-            pool.setDeferReleases(deferReleases);
-            return pool;
-        });
+        return bySize.computeIfAbsent(size, s -> new HandlePool(device, 0));
     }
 
     /** Drops the pool of a size no group uses and no handle is out of, so stats list only live sizes. */

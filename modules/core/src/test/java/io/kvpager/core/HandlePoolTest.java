@@ -67,34 +67,6 @@ class HandlePoolTest {
     }
 
     @Test
-    void deferredReleasesWaitForReleaseAboveBoundAndAreReusedMeanwhile() {
-        HandlePool pool = new HandlePool(device, 1);
-        pool.setDeferReleases(true);
-        long[] handles = {pool.take(MIB2), pool.take(MIB2), pool.take(MIB2)};
-        for (long h : handles) {
-            pool.give(h);
-        }
-        assertThat(device.releases).as("nothing released before the owner asks").isZero();
-        assertThat(pool.idle()).isEqualTo(3);
-        assertThat(pool.aboveBound()).isEqualTo(2);
-
-        long reused = pool.take(MIB2);
-        assertThat(reused).as("a take meanwhile gets the last one given").isEqualTo(handles[2]);
-        assertThat(device.creates).isEqualTo(3);
-
-        assertThat(pool.releaseAboveBound()).isEqualTo(1);
-        assertThat(pool.idle()).isEqualTo(1);
-        assertThat(pool.aboveBound()).isZero();
-        assertThat(device.live()).isEqualTo(2);
-        assertThat(pool.releaseAboveBound()).as("a second call has nothing left to release").isZero();
-
-        pool.setDeferReleases(false);
-        pool.give(reused);
-        assertThat(pool.idle()).as("without deferring, a give above the bound releases at once").isEqualTo(1);
-        assertThat(device.live()).isEqualTo(1);
-    }
-
-    @Test
     void boundZeroKeepsNothing() {
         HandlePool pool = new HandlePool(device, 0);
         pool.give(pool.take(MIB2));

@@ -15,7 +15,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import org.awaitility.Awaitility;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,8 +92,6 @@ final class FaultScenario {
             JsonArray batch = tap.body().getJsonArray("pages");
             assertThat(batch).as("the batch of the request").hasSize(BatchPosition.BATCH_PAGES);
             if (c.kind().inDriver()) {
-                // a release comes after the rank's answer: its fault fires once the answer is out
-                Awaitility.await().atMost(callBound).until(() -> ranks.faults(rank).firedTotal() > 0);
                 assertThat(ranks.faults(rank).firedTotal()).as("the fault fired").isEqualTo(1);
             }
             assertThat(tap.dropped()).as("the rank's answer was dropped").isEqualTo(c.kind() == FaultKind.REPLY_LOST);
@@ -210,11 +207,10 @@ final class FaultScenario {
 
     private static void expectTrimOutcome(FaultCase c, Object outcome, int failingPage, PoolSnapshot after) {
         String rank = "pp0/tp" + c.rank();
-        if (c.op() == FaultOp.RELEASE) {
-            // the pages are unmapped as asked, and the rank answers before it releases the handles
-            // it no longer keeps: a release that fails leaves its handle idle for the next try, one
-            // that is slow or hangs holds up the rank's later requests, not this unmap
-            assertThat(outcome).as("a failed, slow or hung release does not fail the unmap").isEqualTo("trimmed");
+        if (c.op() == FaultOp.RELEASE && c.kind() == FaultKind.DRIVER_ERROR) {
+            // the pages are unmapped as asked: a handle whose release failed is kept and given back
+            // again at the end of the request, which the one-shot fault lets succeed
+            assertThat(outcome).as("a failed release does not fail the unmap").isEqualTo("trimmed");
             assertThat(after.ranks().get(c.rank()).groupFigure(0, "unreleasedHandles")).as(rank + " handles waiting for a release")
                     .isZero();
             return;
@@ -241,7 +237,7 @@ final class FaultScenario {
      */
     private static void expectQuarantine(FaultCase c, PoolSnapshot after) {
         int quarantined = after.ledger().quarantinedPages();
-        if (c.kind().timesOut() && c.op() != FaultOp.RELEASE) {
+        if (c.kind().timesOut()) {
             assertThat(quarantined).as("quarantined pages").isEqualTo(BatchPosition.BATCH_PAGES);
         } else {
             assertThat(quarantined).as("quarantined pages").isZero();

@@ -137,8 +137,6 @@ public final class RankWorkerVerticle extends VerticleBase {
             throw e;
         }
         handles = new RankHandlePool(device);
-        // handles an unmap gives back above the pool's bound are released once its answer is out
-        handles.setDeferReleases(true);
         owners = new GroupOwners(vertx, context, rank, config.leaseGraceMs(), this::leaseEnded, departures);
         owners.start();
         // A clustered event bus opens its connection to a sender's node on the context that first
@@ -210,25 +208,11 @@ public final class RankWorkerVerticle extends VerticleBase {
         } catch (Throwable e) {
             answer = failure(request, e);
         }
-        if (handles != null && handles.aboveBounds()) {
-            // queued before the answer goes out, so it runs right after this handler and before
-            // anything the answer's receiver sends back
-            context.runOnContext(v -> releaseDeferredHandles());
-        }
         if (replies == null) {
             send(answer, message, request);
         } else {
             Answer ready = answer;
             replies.runOnContext(v -> send(ready, message, request));
-        }
-    }
-
-    /** Releases the handles an answered unmap left idle above the pool's bound; one that will not go is tried again later. */
-    private void releaseDeferredHandles() {
-        try {
-            handles.releaseAboveBounds();
-        } catch (RuntimeException e) {
-            LOG.warn("{}: releasing unmapped handles failed, will retry after the next request: {}", rank, e.getMessage());
         }
     }
 

@@ -65,7 +65,7 @@ final class ProtocolExamples {
                     + "pages not restored: [5]", 7, 5, "CUDA_ERROR_UNKNOWN", false, List.of(5));
             case UNMAP -> new RankFailure("pp0/tp1", FailureCode.CONFLICT, "pp0/tp1 group 7 page 4: not mapped",
                     7, 4, null, true, List.of());
-            case RELEASE_PAGES -> new RankFailure("pp0/tp1", FailureCode.DRIVER_ERROR, "pp0/tp1 group 7 page 5: cuMemUnmap "
+            case RELEASE_PAGES -> new RankFailure("pp0/tp1", FailureCode.DRIVER_ERROR, "pp0/tp1 group 7 page 5: cuMemRelease "
                     + "failed: CUDA_ERROR_UNKNOWN; release-pages again to finish", 7, 5, "CUDA_ERROR_UNKNOWN", true, List.of());
             case DESTROY_TENSORS -> new RankFailure("pp0/tp1", FailureCode.CONFLICT, "pp0/tp1 group 7: owned by " + OWNER
                     + ", not by other-node#3, the request's owner; a new owner claims the group with create-tensors", 7,

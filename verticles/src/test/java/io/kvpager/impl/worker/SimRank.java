@@ -15,7 +15,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonArray;
-import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
@@ -93,28 +92,13 @@ final class SimRank implements DeviceSource {
         return promise.future();
     }
 
-    /**
-     * Sends {@code body} with {@code action} in the header; the reply's body, once the rank's
-     * thread has also run what it queued before answering (the release of handles an unmap gave
-     * back above the pool's bound comes right after its answer), so that the device reads as the
-     * next request would find it.
-     */
+    /** Sends {@code body} with {@code action} in the header; the reply's body. */
     Future<JsonObject> send(String action, Object body) {
         DeliveryOptions options = new DeliveryOptions();
         if (action != null) {
             options.addHeader(WorkerAction.HEADER, action);
         }
-        return settled(vertx.eventBus().<JsonObject>request(config.address(), body, options).map(message -> message.body()));
-    }
-
-    /** {@code answer}'s outcome, handed back on the caller's context after the rank's thread ran what was queued on it. */
-    private <T> Future<T> settled(Future<T> answer) {
-        ContextInternal caller = (ContextInternal) Vertx.currentContext();
-        return answer.transform(outcome -> {
-            Promise<T> promise = caller != null ? caller.promise() : Promise.promise();
-            context.runOnContext(v -> promise.handle(outcome));
-            return promise.future();
-        });
+        return vertx.eventBus().<JsonObject>request(config.address(), body, options).map(message -> message.body());
     }
 
     Future<JsonObject> send(WorkerAction action, JsonObject body) {
@@ -137,7 +121,7 @@ final class SimRank implements DeviceSource {
     Future<io.kvpager.cache.RankFailure> failsWithFields(WorkerAction action, JsonObject body) {
         DeliveryOptions options = WorkerProtocol.askForFailureFields(vertx.eventBus(), new DeliveryOptions()
                 .addHeader(WorkerAction.HEADER, action.wireName()));
-        return settled(vertx.eventBus().request(config.address(), body, options)).transform(result -> result.succeeded()
+        return vertx.eventBus().request(config.address(), body, options).transform(result -> result.succeeded()
                 ? Future.failedFuture(new AssertionError(action + " " + body + " was answered " + result.result().body()))
                 : WorkerProtocol.failureOf(result.cause()) instanceof io.kvpager.cache.RankFailure failure ? Future.succeededFuture(failure)
                 : Future.failedFuture(new AssertionError("a failure without fields", result.cause())));
