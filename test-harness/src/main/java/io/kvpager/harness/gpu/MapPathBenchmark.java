@@ -22,6 +22,11 @@ import java.util.function.Supplier;
  * work on one thread ({@link RawPageLoop}) and the event-bus floor ({@link BusFloor}), in
  * alternating rounds ({@link AlternatingRounds}), for each layout, TP size and batch size.
  *
+ * <p>{@code PAGE_MAJOR} at TP=1 (batches up to 16) is timed in more ways in the same rounds: the
+ * engine on the cache's own context, a cache whose rank keeps its unmapped handles
+ * ({@code handlePool.boundPages}), and the driver loop on a rank's thread behind one event-bus hop
+ * ({@link RankThreadFloor}), which shows what a design with a rank thread costs at best.
+ *
  * <p>One block per page id, so {@code alloc(n)} maps exactly {@code n} new page ids in one batch;
  * the reserve is off, so every alloc maps and every free unmaps, which each row checks in the
  * cache's counters at its end.
