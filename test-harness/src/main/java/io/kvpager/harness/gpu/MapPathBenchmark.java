@@ -135,10 +135,7 @@ final class MapPathBenchmark implements GpuSection {
                 });
                 RankThreadFloor rankFloor = RankThreadFloor.open(vertx, RankThreadFloor.Kind.RAW, geometry, 2 * repeats);
                 onRank = rankFloor;
-                ways.put(": driver loop on a rank's thread, through the bus (no kvpager)", () -> {
-                    rankFloor.resetHandlerTimes();
-                    return TwoPhaseLoop.medians(vertx, repeats, () -> rankFloor.step(batch));
-                });
+                ways.put(": driver loop on a rank's thread, through the bus (no kvpager)", () -> rankFloor.round(batch, repeats));
             }
             List<PathRow> rows = AlternatingRounds.run(layout + " TP=" + tp + " batch " + batch, rounds(batch),
                     () -> floorRound(floor, batch, repeats), () -> bus.medianMicros(Math.max(repeats, 50)), ways);

@@ -131,12 +131,19 @@ final class RankThreadFloor implements AutoCloseable {
         handlerNanos[handled++ % handlerNanos.length] = nanos;
     }
 
-    /** Forgets the handler times kept so far. */
-    synchronized void resetHandlerTimes() {
-        handled = 0;
+    /**
+     * One round: the medians in µs of {@code steps} maps, then unmaps, of page ids
+     * {@code 0 .. pages-1} through this consumer, from an event loop; the handler times kept are
+     * this round's.
+     */
+    double[] round(int pages, int steps) {
+        synchronized (this) {
+            handled = 0;
+        }
+        return TwoPhaseLoop.medians(vertx, steps, () -> step(pages));
     }
 
-    /** Median µs of the handler's own time over the maps ({@code [0]}) and unmaps ({@code [1]}) since the last reset. */
+    /** Median µs of the handler's own time over the maps ({@code [0]}) and unmaps ({@code [1]}) of the last round. */
     synchronized double[] handlerMedians() {
         int n = Math.min(handled, handlerNanos.length) / 2 * 2;
         double[] map = new double[n / 2];
@@ -148,7 +155,7 @@ final class RankThreadFloor implements AutoCloseable {
     }
 
     /** A map of page ids {@code 0 .. pages-1}, then their unmap, each a request to the consumer. */
-    TwoPhaseLoop.Step step(int pages) {
+    private TwoPhaseLoop.Step step(int pages) {
         return new TwoPhaseLoop.Step() {
             @Override
             public Future<?> map() {

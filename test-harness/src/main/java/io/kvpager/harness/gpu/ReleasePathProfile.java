@@ -48,6 +48,9 @@ import jdk.jfr.Recording;
  */
 public final class ReleasePathProfile {
 
+    /** A row's figures where it was not taken (no GPU): left out of the table. */
+    private static final double[] NONE = {Double.NaN, Double.NaN};
+
     private ReleasePathProfile() {
     }
 
@@ -122,7 +125,7 @@ public final class ReleasePathProfile {
                 createTensors(vertx, direct);
                 for (int r = -1; r < rounds; r++) {
                     double[][] round = {
-                        raw == null ? new double[] {Double.NaN, Double.NaN} : MapPathBenchmark.floorRound(raw, pages, steps),
+                        raw == null ? NONE : MapPathBenchmark.floorRound(raw, pages, steps),
                         {bus.medianMicros(steps), 0},
                         TwoPhaseLoop.medians(vertx, steps, () -> new WorkerStep(vertx, direct, requestIds, pages)),
                         TwoPhaseLoop.medians(otherLoop.get(), steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
@@ -130,11 +133,11 @@ public final class ReleasePathProfile {
                         TwoPhaseLoop.medians(sameLoop, steps, () -> new MapPathBenchmark.AllocFree(oneCall, pages)),
                         awaited(oneCall, pages, steps),
                         TwoPhaseLoop.medians(otherLoop.get(), steps, () -> new FreeThenTrim(twoCalls, pages)),
-                        onRank(vertx, rawOnRank, pages, steps),
-                        rawOnRank == null ? new double[] {Double.NaN, Double.NaN} : rawOnRank.handlerMedians(),
-                        onRank(vertx, mapperOnRank, pages, steps),
-                        mapperOnRank == null ? new double[] {Double.NaN, Double.NaN} : mapperOnRank.handlerMedians(),
-                        onRank(vertx, spinOnRank, pages, steps),
+                        rawOnRank == null ? NONE : rawOnRank.round(pages, steps),
+                        rawOnRank == null ? NONE : rawOnRank.handlerMedians(),
+                        mapperOnRank == null ? NONE : mapperOnRank.round(pages, steps),
+                        mapperOnRank == null ? NONE : mapperOnRank.handlerMedians(),
+                        spinOnRank.round(pages, steps),
                         spinOnRank.handlerMedians(),
                     };
                     for (int i = 0; r >= 0 && i < names.length; i++) {
@@ -171,15 +174,6 @@ public final class ReleasePathProfile {
     private static KvCacheOptions options(String instance, boolean sim) {
         KvCacheOptions options = MapPathBenchmark.options(instance, Layout.PAGE_MAJOR, 1);
         return sim ? options.setDevice("sim").setSim(new JsonObject().put("gpuKey", instance)) : options;
-    }
-
-    /** Round-trip medians through {@code floor}, whose handler times are reset first; NaN without one (simulated). */
-    private static double[] onRank(Vertx vertx, RankThreadFloor floor, int pages, int steps) {
-        if (floor == null) {
-            return new double[] {Double.NaN, Double.NaN};
-        }
-        floor.resetHandlerTimes();
-        return TwoPhaseLoop.medians(vertx, steps, () -> floor.step(pages));
     }
 
     /** Medians in µs of {@code alloc} and {@code free}, each awaited by this thread, which has no Vert.x context. */
