@@ -149,8 +149,12 @@ public final class ClusterDirectory {
         }).mapEmpty();
     }
 
-    /** A node left: the member with the smallest id removes every entry whose node is no longer a member. */
+    /**
+     * A node left: every survivor puts its own entries back where they are missing, and the member
+     * with the smallest id removes every entry whose node is no longer a member.
+     */
     private void nodeLeft(String left) {
+        restoreOwn();
         Set<String> members = membership.nodes();
         String sweeper = members.stream().min(String::compareTo).orElse(null);
         if (!nodeId().equals(sweeper)) {
@@ -159,6 +163,31 @@ public final class ClusterDirectory {
         sweep(instances(), members, "coordinator of instance ", value -> value);
         sweep(workers(), members, "worker ", value -> RegisteredWorker.fromJson(new JsonObject(value)).node());
         log.debug("node {} left; this node swept the directory", left);
+    }
+
+    /**
+     * Puts back this node's own entries that are missing. The cluster keeps one backup of each
+     * entry (config/cluster.xml), so two members that die at once can take a survivor's entry with
+     * them: a coordinator that still serves would then read as gone. An entry another node holds
+     * now is left to it.
+     *
+     * @return how many entries were put back
+     */
+    Future<Integer> restoreOwn() {
+        List<Future<Boolean>> restored = new ArrayList<>();
+        for (Map.Entry<String, String> own : Map.copyOf(ownInstances).entrySet()) {
+            restored.add(instances().compose(m -> m.putIfAbsent(own.getKey(), own.getValue())).map(before -> before == null));
+        }
+        for (Map.Entry<String, String> own : Map.copyOf(ownWorkers).entrySet()) {
+            restored.add(workers().compose(m -> m.putIfAbsent(own.getKey(), own.getValue())).map(before -> before == null));
+        }
+        return Future.all(restored).map(all -> {
+            int n = (int) restored.stream().filter(Future::result).count();
+            if (n > 0) {
+                log.warn("directory: node {} put back {} of its entries, lost with members that left", nodeId(), n);
+            }
+            return n;
+        }).onFailure(e -> log.warn("directory: putting back this node's entries failed: {}", e.toString()));
     }
 
     private static void sweep(Future<AsyncMap<String, String>> map, Set<String> members, String what,

@@ -52,6 +52,28 @@ class ClusterDirectoryTest {
     }
 
     @Test
+    void aNodePutsBackItsOwnEntriesThatWereLostAndLeavesOthersAlone() {
+        await(directory.registerCoordinator("llama"));
+        await(directory.registerCoordinator("mistral"));
+        await(directory.registerWorker("llama", 0, 1));
+        AsyncMap<String, String> instances = await(vertx.sharedData().<String, String>getAsyncMap(ClusterDirectory.INSTANCES));
+        AsyncMap<String, String> workers = await(vertx.sharedData().<String, String>getAsyncMap(ClusterDirectory.WORKERS));
+        // lost with two members that died at once; meanwhile another node took mistral over
+        await(instances.remove("llama"));
+        await(workers.clear());
+        await(instances.put("mistral", "other-node"));
+
+        assertThat(await(directory.restoreOwn())).isEqualTo(2);
+
+        assertThat(await(directory.coordinated())).containsExactly("llama", "mistral");
+        assertThat(await(instances.get("llama"))).isEqualTo(ClusterDirectory.LOCAL_NODE);
+        assertThat(await(instances.get("mistral"))).as("another node's entry is left to it").isEqualTo("other-node");
+        assertThat(await(directory.registeredWorkers())).extracting(RegisteredWorker::toString)
+                .containsExactly("llama pp0/tp1 on node local");
+        assertThat(await(directory.restoreOwn())).as("nothing is missing any more").isZero();
+    }
+
+    @Test
     void aNodeRemovesOnlyWhatItRegistered() {
         // another node's coordinator of the same instance took the entry over
         await(directory.registerCoordinator("llama"));
