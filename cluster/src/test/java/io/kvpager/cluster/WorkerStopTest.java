@@ -85,7 +85,9 @@ class WorkerStopTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> mappedOn(0) == HELD + 1);
         tp1.terminate();
         tp1.awaitLine("leaving cluster", Duration.ofSeconds(10));
-        CacheStats during = await(cache.stats());
+        // the node prints that line once it has published its leaving; the coordinator hears it a moment later
+        CacheStats during = await().atMost(Duration.ofSeconds(10)).until(() -> await(cache.stats()),
+                stats -> !stats.rank("pp0/tp1").up());
         RankStats stopping = during.rank("pp0/tp1");
         assertThat(stopping.up()).isFalse();
         assertThat(stopping.failure().code()).as(stopping.failure().toString()).isEqualTo(FailureCode.STOPPING);
