@@ -43,6 +43,9 @@ public class KvCacheOptions {
     public static final int DEFAULT_RESERVE_HIGH = 4;
     public static final boolean DEFAULT_ADAPTIVE_RESERVE = true;
     public static final long DEFAULT_REFILL_INTERVAL_MS = 10;
+    /** The most page ids' worth of unmapped handles the ranks keep idle for a churning pool, by default. */
+    public static final int DEFAULT_IDLE_HANDLE_PAGES = 16;
+    public static final long DEFAULT_IDLE_HANDLE_MS = 1_000;
     public static final String DEFAULT_DEVICE = "sim";
 
     private static final Pattern RANK_NAME = Pattern.compile("pp(\\d+)/tp(\\d+)");
@@ -67,6 +70,8 @@ public class KvCacheOptions {
     private int reserveHigh = DEFAULT_RESERVE_HIGH;
     private boolean adaptiveReserve = DEFAULT_ADAPTIVE_RESERVE;
     private long refillIntervalMs = DEFAULT_REFILL_INTERVAL_MS;
+    private int idleHandlePages = DEFAULT_IDLE_HANDLE_PAGES;
+    private long idleHandleMs = DEFAULT_IDLE_HANDLE_MS;
     private Long memoryLimitBytes;
     private boolean lazyStart;
     private boolean localWorkers;
@@ -120,6 +125,8 @@ public class KvCacheOptions {
                 case RESERVE_HIGH -> setReserveHigh(field.integer(value));
                 case ADAPTIVE_RESERVE -> setAdaptiveReserve(field.bool(value));
                 case REFILL_INTERVAL_MS -> setRefillIntervalMs(field.longValue(value));
+                case IDLE_HANDLE_PAGES -> setIdleHandlePages(field.integer(value));
+                case IDLE_HANDLE_MS -> setIdleHandleMs(field.longValue(value));
                 case MEMORY_LIMIT_BYTES -> setMemoryLimitBytes(field.longValue(value));
                 case LAZY_START -> setLazyStart(field.bool(value));
                 case LOCAL_WORKERS -> setLocalWorkers(field.bool(value));
@@ -176,7 +183,9 @@ public class KvCacheOptions {
                 .put(OptionField.RESERVE_LOW.key(), reserveLow)
                 .put(OptionField.RESERVE_HIGH.key(), reserveHigh)
                 .put(OptionField.ADAPTIVE_RESERVE.key(), adaptiveReserve)
-                .put(OptionField.REFILL_INTERVAL_MS.key(), refillIntervalMs);
+                .put(OptionField.REFILL_INTERVAL_MS.key(), refillIntervalMs)
+                .put(OptionField.IDLE_HANDLE_PAGES.key(), idleHandlePages)
+                .put(OptionField.IDLE_HANDLE_MS.key(), idleHandleMs);
         if (memoryLimitBytes != null) {
             json.put(OptionField.MEMORY_LIMIT_BYTES.key(), memoryLimitBytes);
         }
@@ -468,6 +477,33 @@ public class KvCacheOptions {
     /** Period of the background task that refills the reserve and releases reclaimed pages. */
     public KvCacheOptions setRefillIntervalMs(long refillIntervalMs) {
         this.refillIntervalMs = OptionRules.atLeast("refillIntervalMs", refillIntervalMs, 1);
+        return this;
+    }
+
+    public int getIdleHandlePages() {
+        return idleHandlePages;
+    }
+
+    /**
+     * The most page ids' worth of unmapped handles each rank keeps idle for this pool while its
+     * pages churn, so that a page id mapped again soon after an unmap needs no {@code cuMemCreate}
+     * and the unmap no {@code cuMemRelease}. The ranks keep as many as the largest unmap of the
+     * last {@link #setIdleHandleMs period} asked for, up to this; the GPU's budget counts them as
+     * the pool's, and they are given back when the churn stops or another pool needs the memory.
+     * 0 keeps none. At most the pages the handle pool's {@code boundPages} leaves.
+     */
+    public KvCacheOptions setIdleHandlePages(int idleHandlePages) {
+        this.idleHandlePages = OptionRules.atLeast("idleHandlePages", idleHandlePages, 0);
+        return this;
+    }
+
+    public long getIdleHandleMs() {
+        return idleHandleMs;
+    }
+
+    /** How long the ranks keep idle handles that no unmap of that period needed ({@link #setIdleHandlePages}). */
+    public KvCacheOptions setIdleHandleMs(long idleHandleMs) {
+        this.idleHandleMs = OptionRules.atLeast("idleHandleMs", idleHandleMs, 1);
         return this;
     }
 

@@ -42,6 +42,8 @@ public final class WorkerProtocol {
     public static final String UNMAP = "unmap";
     /** Unmap and release each listed page id the rank holds, whatever its state. */
     public static final String RELEASE_PAGES = "release-pages";
+    /** Keep a number of page ids' worth of unmapped handles idle for a group, on top of its pool options. */
+    public static final String KEEP_HANDLES = "keep-handles";
     /** Unmap everything of a group and free its virtual ranges. */
     public static final String DESTROY_TENSORS = "destroy-tensors";
     /** Mapped pages and handles per group, device memory. */
@@ -51,7 +53,7 @@ public final class WorkerProtocol {
 
     /** Every action a worker answers, in the order of {@code docs/protocol.md}. */
     public static final List<String> ACTIONS = List.of(CREATE_TENSORS, TENSORS_CREATED, MAP, UNMAP, RELEASE_PAGES,
-            DESTROY_TENSORS, STATS, VIEWS);
+            KEEP_HANDLES, DESTROY_TENSORS, STATS, VIEWS);
 
     private WorkerProtocol() {
     }

@@ -14,7 +14,6 @@ import java.time.Duration;
 import static io.kvpager.cache.SimPool.accounting;
 import static io.kvpager.cache.SimPool.await;
 import static io.kvpager.cache.SimPool.device;
-import static io.kvpager.cache.SimPool.options;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,6 +26,11 @@ import static org.awaitility.Awaitility.await;
 class FreeReleaseTest {
 
     private static final long HOUR_MS = 3_600_000;
+
+    /** The pool's options with no idle handles kept, so that an unmapped page leaves nothing on the device ({@link IdleHandlesTest} has those). */
+    private static KvCacheOptions options(String name) {
+        return SimPool.options(name).setIdleHandlePages(0);
+    }
 
     private static void unmappedEverywhere(KvCache cache, String name) {
         SimPool.invariantsHold(cache);

@@ -49,6 +49,8 @@ public final class GroupTensors {
     private boolean zeroAlive;
     private boolean destroying;
     private boolean inPool;
+    /** Page ids' worth of idle handles kept for this group on top of its pool options' bound, as its coordinator asks. */
+    private int idlePages;
 
     private GroupTensors(Device device, RankHandlePool handles, int group, Geometry geometry, boolean zeroPage,
                          HandlePoolOptions poolOptions, TensorRanges ranges) {
@@ -141,6 +143,44 @@ public final class GroupTensors {
 
     public HandlePoolOptions poolOptions() {
         return poolOptions;
+    }
+
+    /**
+     * Sets how many page ids' worth of unmapped handles the rank keeps idle for this group on top
+     * of its pool options' {@code boundPages}: the coordinator raises it while pages are unmapped
+     * and mapped again, after it has counted that memory in the GPU's budget, and lowers it when
+     * the churn stops. Lowering releases the idle handles above the rank's new bound at once.
+     *
+     * @throws IllegalArgumentException (a 400) for a count below 0 or above the pages the pool
+     *     options leave; nothing changes
+     * @throws io.kvpager.spi.DeviceException when releasing a handle above the lowered bound
+     *     failed: the bound is lowered all the same, and the handle stays idle until a later trim
+     */
+    public void keepIdle(int pages) {
+        requireUsable();
+        int most = geometry.pages() - poolOptions.boundPages();
+        if (pages < 0 || pages > most) {
+            throw new IllegalArgumentException("idlePages must be 0 to " + most + " (the group's " + geometry.pages()
+                    + " pages less its handlePool.boundPages " + poolOptions.boundPages() + "), got " + pages);
+        }
+        int before = idlePages;
+        long added = (long) (pages - before) * geometry.handlesPerPageId();
+        if (added > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("idlePages " + pages + " of " + geometry.handlesPerPageId()
+                    + " handles each is more idle handles than a rank counts");
+        }
+        if (pages > before) {
+            handles.join(ranges.slotBytes(), (int) added, 0);
+            idlePages = pages;
+        } else if (pages < before) {
+            idlePages = pages;
+            handles.leave(ranges.slotBytes(), (before - pages) * geometry.handlesPerPageId());
+        }
+    }
+
+    /** Page ids' worth of idle handles kept for this group on top of its pool options' bound ({@link #keepIdle}). */
+    public int idlePages() {
+        return idlePages;
     }
 
     public boolean zeroPage() {
@@ -485,7 +525,7 @@ public final class GroupTensors {
         if (inPool) {
             inPool = false;
             try {
-                handles.leave(ranges.slotBytes(), poolOptions.boundHandles(geometry));
+                handles.leave(ranges.slotBytes(), poolOptions.boundHandles(geometry) + idlePages * geometry.handlesPerPageId());
             } catch (RuntimeException e) {
                 // the group is gone all the same; the pool still lists the handle and releases it later
                 LOG.warn("group {}: releasing the idle handles above the rank's new bound failed: {}", group, e.getMessage());

@@ -20,8 +20,9 @@ import io.kvpager.Layout;
  *     {@code layers × kvBuffers} creates, about a third of its map time (docs/performance.md, driver calls on an H200);
  *     a page id unmapped is usually soon mapped again by the next refill, so a few page ids of
  *     handles cover the churn. Four page ids hold as much memory as four pages of the reserve.</li>
- * <li>{@code PAGE_MAJOR}: bound 0. A page id is one create, a small share of its 0.1 ms map, while
- *     an idle compound handle holds a whole page id of memory; keeping it buys little.</li>
+ * <li>{@code PAGE_MAJOR}: bound 0. An idle compound handle holds a whole page id of memory, too
+ *     much to hold from the start; the coordinator has the rank keep handles only while the pool's
+ *     pages churn, on top of this bound and counted by the GPU's budget ({@code keep-handles}).</li>
  * <li>prefill 0 for both: memory is taken when pages are first mapped, not at start-up.</li>
  * </ul>
  *

@@ -23,8 +23,9 @@ import java.util.function.Supplier;
  * alternating rounds ({@link AlternatingRounds}), for each layout, TP size and batch size.
  *
  * <p>{@code PAGE_MAJOR} at TP=1 (batches up to 16) is timed in more ways in the same rounds: the
- * engine on the cache's own context, a cache whose rank keeps its unmapped handles
- * ({@code handlePool.boundPages}), and the driver loop on a rank's thread behind one event-bus hop
+ * engine on the cache's own context, a cache whose rank keeps its unmapped handles from the start
+ * ({@code handlePool.boundPages}), a cache that keeps none while its pages churn
+ * ({@code idleHandlePages} 0, the default before idle handles), and the driver loop on a rank's thread behind one event-bus hop
  * ({@link RankThreadFloor}), which shows what a design with a rank thread costs at best.
  *
  * <p>One block per page id, so {@code alloc(n)} maps exactly {@code n} new page ids in one batch;
@@ -115,7 +116,7 @@ final class MapPathBenchmark implements GpuSection {
             KvCache cache = Await.of(KvCache.deploy(vertx, options(instance, layout, tp)));
             caches.add(cache);
             // steps taken through each cache, which its counters must show in the end
-            long[] steps = new long[2];
+            long[] steps = new long[3];
             Map<String, Supplier<double[]>> ways = new LinkedHashMap<>();
             ways.put("", () -> {
                 steps[0] += repeats;
@@ -132,6 +133,12 @@ final class MapPathBenchmark implements GpuSection {
                 ways.put(", on the cache's context, handles kept in the rank's pool", () -> {
                     steps[1] += repeats;
                     return TwoPhaseLoop.medians(pooled.context(), repeats, () -> new AllocFree(pooled, batch));
+                });
+                KvCache unkept = Await.of(KvCache.deploy(vertx, options(instance + "-unkept", layout, tp).setIdleHandlePages(0)));
+                caches.add(unkept);
+                ways.put(", no handles kept while pages churn (idleHandlePages 0)", () -> {
+                    steps[2] += repeats;
+                    return TwoPhaseLoop.medians(vertx, repeats, () -> new AllocFree(unkept, batch));
                 });
                 RankThreadFloor rankFloor = RankThreadFloor.open(vertx, RankThreadFloor.Kind.RAW, geometry, 2 * repeats);
                 onRank = rankFloor;

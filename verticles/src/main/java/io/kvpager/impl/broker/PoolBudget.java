@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * What one pool holds of the budgets of the GPUs its ranks run on, as its owner's share of each
@@ -45,6 +46,7 @@ public final class PoolBudget {
     private final long bytesPerPageId;
     private final Map<String, GpuLease> leases = new LinkedHashMap<>();
     private MessageConsumer<JsonObject> recalls;
+    private Supplier<Future<Void>> beforeYield = Future::succeededFuture;
 
     /**
      * @param name the pool's name in messages
@@ -195,9 +197,20 @@ public final class PoolBudget {
         return Future.succeededFuture();
     }
 
+    /**
+     * What the pool gives up before it yields its surplus to a recall: memory it holds but could do
+     * without, such as idle handles, whose budget the step gives back when done.
+     */
+    public void beforeYield(Supplier<Future<Void>> step) {
+        this.beforeYield = step;
+    }
+
     private Future<Long> yieldOn(String gpu) {
         GpuLease lease = gpu == null ? null : leases.get(gpu);
-        return lease == null ? Future.succeededFuture(0L) : lease.yieldSurplus();
+        if (lease == null) {
+            return Future.succeededFuture(0L);
+        }
+        return beforeYield.get().transform(given -> lease.yieldSurplus());
     }
 
     /** Gives back everything the pool holds, its standing memory included. */

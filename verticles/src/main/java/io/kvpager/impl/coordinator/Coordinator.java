@@ -82,6 +82,7 @@ public final class Coordinator {
     private final Map<Long, Long> ledgerFences = new HashMap<>();
     private final ReserveRefill refill;
     private final QuarantineSweep sweep;
+    private final IdleHandles idle;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
@@ -104,7 +105,10 @@ public final class Coordinator {
         String name = "cache " + pool.instance() + " group " + pool.group();
         this.budget = new PoolBudget(vertx, name, pool.instance() + ".group" + pool.group(), owner,
                 options.geometry().bytesPerPageId());
-        this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin, budget),
+        this.idle = new IdleHandles(vertx, fanOut, budget, Math.min(options.getIdleHandlePages(), idlePagesAllowed(options)),
+                options.getIdleHandleMs(), name);
+        budget.beforeYield(idle::yieldAll);
+        this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin, budget, idle),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
             // the configured limit is revision 0; run-time changes use revisions from 1
@@ -115,6 +119,13 @@ public final class Coordinator {
         this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(), name,
                 Coordinator::asKvPagerException);
         this.sweep = new QuarantineSweep(vertx, ledger, fanOut, budget, options.getRefillIntervalMs(), name);
+    }
+
+    /** The most idle page ids a rank lets the coordinator keep: the pages its handle-pool bound leaves. */
+    private static int idlePagesAllowed(KvCacheOptions options) {
+        HandlePoolOptions asked = handlePool(options);
+        HandlePoolOptions pool = asked == null ? HandlePoolOptions.defaults(options.geometry()) : asked;
+        return options.geometry().pages() - pool.boundPages();
     }
 
     /** The handle-pool bounds the options ask for, read as a worker reads them; null for the worker's defaults. */
@@ -147,6 +158,7 @@ public final class Coordinator {
             if (closing == null) {
                 refill.start();
                 sweep.start();
+                idle.start();
             }
         }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
         return ready;
@@ -378,10 +390,12 @@ public final class Coordinator {
         closing = promise.future();
         refill.stop();
         sweep.stop();
+        idle.stop();
         if (ready != null) {
             tensorStart.cancel();
         }
-        refill.after(() -> sweep.idle().transform(swept -> fanOut.toAll(WorkerAction.DESTROY_TENSORS, new JsonObject()))).map(replies -> {
+        refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(WorkerAction.DESTROY_TENSORS,
+                new JsonObject()))).map(replies -> {
             List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
                 // CONFLICT: a new owner reclaimed the group there, and with it this pool's pages

@@ -28,7 +28,8 @@ import java.util.concurrent.CompletionStage;
  * the map's failure, so the allocation misses with {@link MissReason#LIMIT}); lost ranks are
  * brought back ({@link RankRejoin}, only when one is lost); the fan-out; on failure the budget is
  * given back, except for pages the failure quarantines, which may still hold memory on some rank.
- * An unmap gives the budget back once the pages are unmapped. It is all Vert.x futures, on the
+ * An unmap gives the budget back once the pages are unmapped, then tells the {@link IdleHandles},
+ * which may keep some of the handles it released next time. It is all Vert.x futures, on the
  * coordinator's context; the one {@link CompletionStage} is the one {@link PageMapper} answers the
  * ledger with, which lives in the Vert.x-free core.
  *
@@ -62,16 +63,19 @@ public final class FanOutMapper implements PageMapper {
     private final RankRejoin rejoin;
     /** The GPUs' budgets the pages are drawn from; {@code null} draws on none (benchmarks, tests). */
     private final PoolBudget budget;
+    /** Told of every unmap that completed, to keep handles idle while pages churn; {@code null} keeps none. */
+    private final IdleHandles idle;
 
     /** A mapper that draws on no GPU budget. */
     public FanOutMapper(RankFanOut fanOut, RankRejoin rejoin) {
-        this(fanOut, rejoin, null);
+        this(fanOut, rejoin, null, null);
     }
 
-    FanOutMapper(RankFanOut fanOut, RankRejoin rejoin, PoolBudget budget) {
+    FanOutMapper(RankFanOut fanOut, RankRejoin rejoin, PoolBudget budget, IdleHandles idle) {
         this.fanOut = fanOut;
         this.rejoin = rejoin;
         this.budget = budget;
+        this.idle = idle;
     }
 
     @Override
@@ -97,7 +101,14 @@ public final class FanOutMapper implements PageMapper {
 
     private Future<Void> unmapBatch(int[] batch) {
         Future<Void> unmapped = afterRejoin(WorkerAction.UNMAP, WorkerAction.MAP, batch);
-        return brokered() ? unmapped.compose(done -> budget.give(batch.length)) : unmapped;
+        if (!brokered()) {
+            return unmapped;
+        }
+        return unmapped.compose(done -> budget.give(batch.length)).andThen(given -> {
+            if (given.succeeded() && idle != null) {
+                idle.unmapped(batch.length);
+            }
+        });
     }
 
     private boolean brokered() {

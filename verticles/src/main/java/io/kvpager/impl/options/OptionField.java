@@ -34,6 +34,8 @@ public enum OptionField {
     RESERVE_HIGH("reserveHigh", Kind.INT),
     ADAPTIVE_RESERVE("adaptiveReserve", Kind.BOOL),
     REFILL_INTERVAL_MS("refillIntervalMs", Kind.LONG),
+    IDLE_HANDLE_PAGES("idleHandlePages", Kind.INT),
+    IDLE_HANDLE_MS("idleHandleMs", Kind.LONG),
     MEMORY_LIMIT_BYTES("memoryLimitBytes", Kind.LONG),
     LAZY_START("lazyStart", Kind.BOOL),
     LOCAL_WORKERS("localWorkers", Kind.BOOL),

@@ -17,6 +17,12 @@ public enum WorkerAction {
      * pages not mapped are left alone. How quarantined pages are recovered.
      */
     RELEASE_PAGES(WorkerProtocol.RELEASE_PAGES),
+    /**
+     * Keep this many page ids' worth of unmapped handles idle for a group, on top of its pool
+     * options' bound: raised by its coordinator while pages churn, once the GPU's budget counts
+     * them; lowered when the churn stops, releasing the surplus at once.
+     */
+    KEEP_HANDLES(WorkerProtocol.KEEP_HANDLES),
     /** Unmap everything of a group and free its virtual ranges. */
     DESTROY_TENSORS(WorkerProtocol.DESTROY_TENSORS),
     /** Mapped pages and handles per group, device memory. */

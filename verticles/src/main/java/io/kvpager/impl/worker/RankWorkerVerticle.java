@@ -15,6 +15,8 @@ import io.kvpager.impl.protocol.CreateTensorsRequest;
 import io.kvpager.impl.protocol.DestroyTensorsReply;
 import io.kvpager.impl.protocol.DestroyTensorsRequest;
 import io.kvpager.impl.protocol.GroupStats;
+import io.kvpager.impl.protocol.KeepHandlesReply;
+import io.kvpager.impl.protocol.KeepHandlesRequest;
 import io.kvpager.impl.protocol.HandlePoolJson;
 import io.kvpager.impl.protocol.TensorView;
 import io.kvpager.impl.protocol.HandlePoolStats;
@@ -256,6 +258,7 @@ public final class RankWorkerVerticle extends VerticleBase {
             case CREATE_TENSORS -> Answer.reply(createTensors(CreateTensorsRequest.fromJson(json)).toJson());
             case TENSORS_CREATED -> Answer.reply(tensorsCreated(TensorsCreatedRequest.fromJson(json)).toJson());
             case MAP, UNMAP, RELEASE_PAGES -> once(action, json, request);
+            case KEEP_HANDLES -> Answer.reply(keepHandles(KeepHandlesRequest.fromJson(json)).toJson());
             case DESTROY_TENSORS -> Answer.reply(destroyTensors(DestroyTensorsRequest.fromJson(json)).toJson());
             case STATS -> Answer.reply(stats().toJson());
             case VIEWS -> Answer.reply(views(ViewsRequest.fromJson(json)).toJson());
@@ -397,6 +400,14 @@ public final class RankWorkerVerticle extends VerticleBase {
             throw new RankException(FailureCode.CONFLICT, "owned by " + current + ", not by " + owner
                     + ", the request's owner; a new owner claims the group with create-tensors");
         }
+    }
+
+    /** Sets the idle handles the owner's group keeps on top of its pool options (raised only once the owner's budget counts them). */
+    private KeepHandlesReply keepHandles(KeepHandlesRequest request) {
+        GroupTensors tensors = tensors(request.group());
+        requireOwned(request.group(), request.owner());
+        tensors.keepIdle(request.idlePages());
+        return new KeepHandlesReply(tensors.idlePages(), handles.idleHandles());
     }
 
     private static PagesReply map(GroupTensors tensors, int[] pages) {

@@ -3,6 +3,7 @@ package io.kvpager.impl.worker;
 import io.kvpager.Geometry;
 import io.kvpager.device.GroupTensors;
 import io.kvpager.device.RankHandlePool;
+import io.kvpager.impl.protocol.GroupStats;
 import io.kvpager.impl.protocol.HandlePoolJson;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -29,7 +30,7 @@ final class TensorsJson {
                 .put("layout", geometry.layout().name())
                 .put("pages", geometry.pages())
                 .put("zeroPage", tensors.zeroPage())
-                .put("handlePool", HandlePoolJson.toJson(tensors.poolOptions()))
+                .put("handlePool", HandlePoolJson.toJson(tensors.poolOptions()).put(GroupStats.IDLE_PAGES, tensors.idlePages()))
                 .put("partlyMappedPages", partlyMapped)
                 .put("unreleasedHandles", tensors.unreleasedHandles());
     }

@@ -28,6 +28,7 @@ final class ProtocolExamples {
             case UNMAP -> new PagesRequest(WorkerAction.UNMAP, "2d9f6c1e-0b7a-4e3f-9c55-81a2b4d6e0f3-42", 7, OWNER, new int[] {4, 5}).toJson();
             case RELEASE_PAGES -> new PagesRequest(WorkerAction.RELEASE_PAGES, "2d9f6c1e-0b7a-4e3f-9c55-81a2b4d6e0f3-43", 7, OWNER,
                     new int[] {4, 5}).toJson();
+            case KEEP_HANDLES -> new KeepHandlesRequest(7, OWNER, 2).toJson();
             case DESTROY_TENSORS -> new DestroyTensorsRequest(7, OWNER).toJson();
             case STATS -> new StatsRequest().toJson();
             case VIEWS -> new ViewsRequest(7).toJson();
@@ -42,9 +43,10 @@ final class ProtocolExamples {
             case MAP -> PagesReply.mapped(new int[] {4, 5}).toJson();
             case UNMAP -> PagesReply.unmapped(new int[] {4, 5}).toJson();
             case RELEASE_PAGES -> PagesReply.released(new int[] {5}, new int[] {4, 5}).toJson();
+            case KEEP_HANDLES -> new KeepHandlesReply(2, 0).toJson();
             case DESTROY_TENSORS -> new DestroyTensorsReply(true).toJson();
             case STATS -> new StatsReply("pp0/tp1", "sim:1 pp0/tp1", "sim:1@node-a", "kvpager-gpu1-pp0-tp1-0",
-                    Map.of(7, new GroupStats(2, 2, Layout.PAGE_MAJOR, 256, false, 0, 0, new int[0], 0, OWNER.toString())),
+                    Map.of(7, new GroupStats(2, 2, Layout.PAGE_MAJOR, 256, false, 0, 0, 0, new int[0], 0, OWNER.toString())),
                     2, 0, 0, List.of(new HandlePoolStats(128L << 20, 0, 0, 2, 2, 0, 0)), 0, 268435456L, 151129161728L,
                     151397597184L).toJson();
             case VIEWS -> new ViewsReply(List.of(new TensorView(0, 0, 140230682214400L, 65536, 8192, 32, 134217728L),
@@ -67,6 +69,8 @@ final class ProtocolExamples {
                     7, 4, null, true, List.of());
             case RELEASE_PAGES -> new RankFailure("pp0/tp1", FailureCode.DRIVER_ERROR, "pp0/tp1 group 7 page 5: cuMemRelease "
                     + "failed: CUDA_ERROR_UNKNOWN; release-pages again to finish", 7, 5, "CUDA_ERROR_UNKNOWN", true, List.of());
+            case KEEP_HANDLES -> new RankFailure("pp0/tp1", FailureCode.BAD_REQUEST, "pp0/tp1 group 7: idlePages must be 0 to 252 "
+                    + "(the group's 256 pages less its handlePool.boundPages 4), got 300", 7, RankFailure.NONE, null, true, List.of());
             case DESTROY_TENSORS -> new RankFailure("pp0/tp1", FailureCode.CONFLICT, "pp0/tp1 group 7: owned by " + OWNER
                     + ", not by other-node#3, the request's owner; a new owner claims the group with create-tensors", 7,
                     RankFailure.NONE, null, true, List.of());

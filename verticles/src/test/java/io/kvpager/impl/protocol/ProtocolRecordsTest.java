@@ -140,6 +140,11 @@ class ProtocolRecordsTest {
                     new Refusal("pages", new JsonArray().addNull(), "pages[0] is null"),
                     new Refusal("pages", new JsonArray().add(1.0), "pages[0] must be an integer")));
         }
+        refuses(WorkerAction.KEEP_HANDLES, List.of(
+                new Refusal("owner", null, "owner is required"),
+                new Refusal("idlePages", null, "idlePages is required"),
+                new Refusal("idlePages", -1, "idlePages must be in 0..2147483647, got -1"),
+                new Refusal("idlePages", "2", "idlePages must be an integer")));
         refuses(WorkerAction.DESTROY_TENSORS, List.of(new Refusal("owner", null, "owner is required")));
         refuses(WorkerAction.VIEWS, List.of(new Refusal("group", null, "group is required")));
     }
@@ -157,6 +162,10 @@ class ProtocolRecordsTest {
                 new Refusal("mapped", new JsonArray().add(-1), "mapped[0] must be in 0..")));
         refusesReply(WorkerAction.UNMAP, List.of(new Refusal("mapped", new JsonArray(), "mapped is not a known field")));
         refusesReply(WorkerAction.RELEASE_PAGES, List.of(new Refusal("clean", null, "clean is required")));
+        refusesReply(WorkerAction.KEEP_HANDLES, List.of(
+                new Refusal("idlePages", null, "idlePages is required"),
+                new Refusal("idleHandles", -1, "idleHandles must be in 0.."),
+                new Refusal("kept", 1, "kept is not a known field")));
         refusesReply(WorkerAction.DESTROY_TENSORS, List.of(new Refusal("destroyed", 1, "destroyed must be true or false")));
         refusesReply(WorkerAction.STATS, List.of(
                 new Refusal("groups", new JsonObject().put("seven", new JsonObject()), "groups must be keyed by group ids"),
@@ -225,6 +234,7 @@ class ProtocolRecordsTest {
             case CREATE_TENSORS -> CreateTensorsRequest.fromJson(json);
             case TENSORS_CREATED -> TensorsCreatedRequest.fromJson(json);
             case MAP, UNMAP, RELEASE_PAGES -> PagesRequest.fromJson(action, json, g -> GROUP_PAGES);
+            case KEEP_HANDLES -> KeepHandlesRequest.fromJson(json);
             case DESTROY_TENSORS -> DestroyTensorsRequest.fromJson(json);
             case STATS -> StatsRequest.fromJson(json);
             case VIEWS -> ViewsRequest.fromJson(json);
@@ -237,6 +247,7 @@ class ProtocolRecordsTest {
             case CREATE_TENSORS -> r -> ((CreateTensorsRequest) r).toJson();
             case TENSORS_CREATED -> r -> ((TensorsCreatedRequest) r).toJson();
             case MAP, UNMAP, RELEASE_PAGES -> r -> ((PagesRequest) r).toJson();
+            case KEEP_HANDLES -> r -> ((KeepHandlesRequest) r).toJson();
             case DESTROY_TENSORS -> r -> ((DestroyTensorsRequest) r).toJson();
             case STATS -> r -> ((StatsRequest) r).toJson();
             case VIEWS -> r -> ((ViewsRequest) r).toJson();
@@ -249,6 +260,7 @@ class ProtocolRecordsTest {
             case CREATE_TENSORS -> CreateTensorsReply.fromJson(json);
             case TENSORS_CREATED -> TensorsCreatedReply.fromJson(json);
             case MAP, UNMAP, RELEASE_PAGES -> PagesReply.fromJson(action, json);
+            case KEEP_HANDLES -> KeepHandlesReply.fromJson(json);
             case DESTROY_TENSORS -> DestroyTensorsReply.fromJson(json);
             case STATS -> StatsReply.fromJson(json);
             case VIEWS -> ViewsReply.fromJson(json);
@@ -260,6 +272,7 @@ class ProtocolRecordsTest {
             case CreateTensorsReply r -> r.toJson();
             case TensorsCreatedReply r -> r.toJson();
             case PagesReply r -> r.toJson();
+            case KeepHandlesReply r -> r.toJson();
             case DestroyTensorsReply r -> r.toJson();
             case StatsReply r -> r.toJson();
             case ViewsReply r -> r.toJson();

@@ -29,7 +29,7 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 class BadRequestTest {
 
     static Stream<Arguments> badRequests() {
-        String known = "create-tensors, tensors-created, map, unmap, release-pages, destroy-tensors, stats, views";
+        String known = "create-tensors, tensors-created, map, unmap, release-pages, keep-handles, destroy-tensors, stats, views";
         return Stream.of(
                 arguments("map", "a string", "pp0/tp1: the body must be a JsonObject, got a String"),
                 arguments("map", Buffer.buffer("{\"group\":7}"), "pp0/tp1: the body must be a JsonObject, got a Buffer of 11 bytes"),

@@ -120,9 +120,9 @@ class PooledHandlesTest {
                     assertThat(stats.getInteger("pooledHandles")).isEqualTo(4);
                     assertThat(stats.getLong("pooledBytes")).isEqualTo(4 * PAGE_BYTES);
                     assertThat(stats.getJsonObject("groups").getJsonObject("1").getJsonObject("handlePool"))
-                            .isEqualTo(new JsonObject().put("prefillPages", 0).put("boundPages", 1));
+                            .isEqualTo(new JsonObject().put("prefillPages", 0).put("boundPages", 1).put("idlePages", 0));
                     assertThat(stats.getJsonObject("groups").getJsonObject("2").getJsonObject("handlePool"))
-                            .isEqualTo(new JsonObject().put("prefillPages", 0).put("boundPages", 0));
+                            .isEqualTo(new JsonObject().put("prefillPages", 0).put("boundPages", 0).put("idlePages", 0));
                     test.completeNow();
                 })));
     }
