@@ -2,6 +2,9 @@ package io.kvpager.cache;
 
 import io.kvpager.Allocation;
 import io.kvpager.MissReason;
+import io.kvpager.sim.DriverCall;
+import io.kvpager.sim.Fault;
+import io.kvpager.sim.FaultPlan;
 import io.kvpager.sim.SimGpu;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -117,6 +120,45 @@ class IdleHandlesTest {
         assertThat(await(other.stats()).pool().misses()).doesNotContainKey(MissReason.LIMIT);
         await(other.close());
         await(churning.close());
+        assertThat(gpu.bytesInUse()).isZero();
+    }
+
+    @Test
+    void aReleaseThatFailsWhileLoweringKeepsTheCountUntilARankConfirms(Vertx vertx) {
+        KvCache cache = await(KvCache.deploy(vertx, options("idle-release-fails", "idle-release-fails", 16).setIdleHandleMs(50)));
+        SimGpu gpu = SimPool.gpu("idle-release-fails", 0);
+        await(cache.free(page(cache).blocks()));
+        Allocation kept = page(cache);
+        FaultPlan faults = SimPool.device("idle-release-fails", 0, "pp0/tp0").faults();
+        faults.add(Fault.error(DriverCall.RELEASE, "CUDA_ERROR_UNKNOWN"));
+        await(cache.free(kept.blocks()));
+        // two periods asked to lower the count, and the rank could not release the kept handle either time
+        await().atMost(BOUND).until(() -> faults.firedTotal() >= 2);
+        assertThat(gpu.bytesInUse()).isEqualTo(PAGE_ID_BYTES);
+        assertThat(held(cache)).as("the budget counts what the device still holds").isEqualTo(PAGE_ID_BYTES);
+        // once releases work again, the next period releases it and the budget goes back
+        faults.clear();
+        await().atMost(BOUND).until(() -> held(cache) == 0 && gpu.bytesInUse() == 0);
+        await(cache.close());
+    }
+
+    @Test
+    void aMapThatFailsOnKeptHandlesLeavesThemKeptAndCounted(Vertx vertx) {
+        KvCache cache = await(KvCache.deploy(vertx, options("idle-map-fails", "idle-map-fails", 16).setIdleHandleMs(60_000)));
+        SimGpu gpu = SimPool.gpu("idle-map-fails", 0);
+        await(cache.free(page(cache).blocks()));
+        await(cache.free(page(cache).blocks()));
+        assertThat(gpu.bytesInUse()).isEqualTo(PAGE_ID_BYTES);
+        SimPool.device("idle-map-fails", 0, "pp0/tp0").faults().add(Fault.error(DriverCall.ACCESS, "CUDA_ERROR_UNKNOWN").nth(1));
+        Allocation failed = await(cache.alloc(SimPool.BLOCKS_PER_PAGE));
+        assertThat(failed.missReason()).isEqualTo(MissReason.MAP_FAILED);
+        assertThat(gpu.bytesInUse()).as("the handle went back idle").isEqualTo(PAGE_ID_BYTES);
+        assertThat(held(cache)).isEqualTo(PAGE_ID_BYTES);
+        SimPool.invariantsHold(cache);
+        Allocation again = page(cache);
+        assertThat(gpu.bytesInUse()).isEqualTo(PAGE_ID_BYTES);
+        await(cache.free(again.blocks()));
+        await(cache.close());
         assertThat(gpu.bytesInUse()).isZero();
     }
 }

@@ -153,8 +153,9 @@ public final class GroupTensors {
      *
      * @throws IllegalArgumentException (a 400) for a count below 0 or above the pages the pool
      *     options leave; nothing changes
-     * @throws io.kvpager.spi.DeviceException when releasing a handle above the lowered bound
-     *     failed: the bound is lowered all the same, and the handle stays idle until a later trim
+     * @throws io.kvpager.spi.DeviceException when releasing a handle above the rank's bound failed
+     *     (a lowering's, or one left by an earlier failure): the bound is set all the same, and the
+     *     handle stays idle until a later call releases it
      */
     public void keepIdle(int pages) {
         requireUsable();
@@ -176,6 +177,8 @@ public final class GroupTensors {
             idlePages = pages;
             handles.leave(ranges.slotBytes(), (before - pages) * geometry.handlesPerPageId());
         }
+        // also what an earlier lowering's failed release left above the bound: the answer confirms none is
+        handles.trimToBound(ranges.slotBytes());
     }
 
     /** Page ids' worth of idle handles kept for this group on top of its pool options' bound ({@link #keepIdle}). */

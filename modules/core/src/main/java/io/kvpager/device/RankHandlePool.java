@@ -115,6 +115,19 @@ public final class RankHandlePool implements AutoCloseable {
         }
     }
 
+    /**
+     * Releases the idle handles of {@code size} bytes above the pool's bound, those a failed
+     * release left behind included.
+     *
+     * @throws io.kvpager.spi.DeviceException when a release fails; that handle stays idle
+     */
+    public void trimToBound(long size) {
+        HandlePool pool = bySize.get(size);
+        if (pool != null) {
+            pool.trim(pool.bound());
+        }
+    }
+
     /** Idle handles of every size. */
     public int idleHandles() {
         int idle = 0;

@@ -160,6 +160,9 @@ final class FaultScenario {
                 .setReserveLow(0).setReserveHigh(c.op().mapSide() ? 0 : BatchPosition.BATCH_PAGES).setAdaptiveReserve(false)
                 // no background round during a case: every map and unmap is the one the case makes
                 .setRefillIntervalMs(600_000)
+                // every driver call of the batch happens: no handle kept from an earlier unmap spares a
+                // create or a release (IdleHandlesTest covers the kept handles' own failures)
+                .setIdleHandlePages(0)
                 .setSendTimeoutMs(timeoutMs).setTensorsDeadlineMs(5_000).setTensorsPollMs(5)
                 .setLocalWorkers(false);
     }
