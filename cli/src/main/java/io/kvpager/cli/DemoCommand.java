@@ -1,5 +1,7 @@
 package io.kvpager.cli;
 
+import io.kvpager.cache.KvCacheOptions;
+
 import io.kvpager.cli.demo.DemoReport;
 import io.kvpager.cli.demo.DemoRun;
 import io.kvpager.cli.demo.DemoSettings;
@@ -48,6 +50,11 @@ final class DemoCommand implements Callable<Integer> {
 
     @Option(names = "--tp", paramLabel = "N", defaultValue = "2", description = "Tensor-parallel ranks per model (default: ${DEFAULT-VALUE}).")
     int tp;
+
+    @Option(names = "--idle-handle-pages", paramLabel = "N", defaultValue = "" + KvCacheOptions.DEFAULT_IDLE_HANDLE_PAGES,
+            description = "Page ids' worth of unmapped handles each rank may keep while its pages churn, counted in the GPU's budget;"
+                    + " 0 keeps none (default: ${DEFAULT-VALUE}).")
+    int idleHandlePages;
 
     @Option(names = "--seed", paramLabel = "S", defaultValue = "42", description = "Seed of the serving trace (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -159,7 +166,8 @@ final class DemoCommand implements Callable<Integer> {
             });
             metricsPort.validate();
             WritableFile.check("--out", out);
-            return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out);
+            return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out,
+                    idleHandlePages);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

@@ -107,6 +107,7 @@ public final class DemoRun implements AutoCloseable {
                 .setPages(model.pagesToFill(tp, settings.gpuBytes()))
                 .setLayout(model.geometry(tp, 1).layout())
                 .setLocalWorkers(true)
+                .setIdleHandlePages(settings.idleHandlePages())
                 .setDevice(settings.device())
                 .setGpus(gpus);
         if (settings.device().equals("sim")) {

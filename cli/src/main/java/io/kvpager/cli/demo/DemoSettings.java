@@ -20,9 +20,10 @@ import java.util.Objects;
  * @param gpu index of the shared GPU
  * @param limits optional memory limit per rank, by model name
  * @param chart where the memory chart is written
+ * @param idleHandlePages the most page ids' worth of unmapped handles each rank keeps while its pages churn
  */
 public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duration duration, Duration step, long gpuBytes,
-        String device, int gpu, Map<String, Long> limits, Path chart) {
+        String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages) {
 
     public DemoSettings {
         models = List.copyOf(models);
@@ -41,6 +42,7 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
             throw new IllegalArgumentException("--tp must be 1..8 (ranks of one model on one GPU), got " + tp);
         }
         OptionRules.atLeast("--gpu", gpu, 0);
+        OptionRules.atLeast("--idle-handle-pages", idleHandlePages, 0);
         if (step.toMillis() < 1) {
             throw new IllegalArgumentException("--step must be at least 1 ms, got " + step.toMillis() + " ms");
         }
