@@ -67,6 +67,8 @@ class CommandLineTest {
         "demo --models 7b,405b",
         "demo --models 7b,7b",
         "demo --tp 0",
+        "demo --idle-handle-pages -1",
+        "demo --idle-handle-pages many",
         "demo --capacity lots",
         "demo --capacity 100MiB",
         "demo --limit 7b",

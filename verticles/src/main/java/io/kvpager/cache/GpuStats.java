@@ -15,7 +15,7 @@ import java.util.List;
  * @param capacityBytes the budget all caches on it share
  * @param takenBytes bytes taken by all caches on it now, their leases' surplus included; -1 when the
  *     broker could not be read
- * @param heldBytes bytes this pool holds there, its standing memory included
+ * @param heldBytes bytes this pool holds there: its pages, its standing memory, and the idle handles its ranks keep while its pages churn
  * @param leasedBytes bytes this pool has leased there: what it holds and a surplus that spares most
  *     of its maps a trip to the broker
  */
