@@ -223,6 +223,30 @@ class RankFaultTest {
     }
 
     @Test
+    void aLostRankWhoseWorkerComesBackRejoinsWithoutWaitingForAnAllocation(Vertx vertx) {
+        String name = "fault-back";
+        Setup s = setup(vertx, name, 5_000);
+        Allocation held = await(s.cache().alloc(2 * SimPool.BLOCKS_PER_PAGE));
+        assertThat(held.isMiss()).as(held.toString()).isFalse();
+        await(vertx.undeploy(s.workers().get(3)));
+        assertThat(await(s.cache().alloc(1)).missReason()).isEqualTo(MissReason.RANK_DOWN);
+        assertThat(await(s.cache().stats()).state()).isEqualTo(CacheState.DEGRADED);
+
+        await(deployWorker(vertx, name, 0, 3, 4));
+        // no allocation comes: the coordinator brings the rank back by itself, with the pages the others hold
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            CacheStats stats = await(s.cache().stats());
+            return stats.state() == CacheState.READY && stats.rank("pp0/tp3").mappedPages() == 2;
+        });
+        CacheStats stats = await(s.cache().stats());
+        assertThat(stats.pool().mappedPages()).isEqualTo(2);
+        assertThat(stats.ranks()).allSatisfy(r -> assertThat(r.mappedPages()).as(r.rank()).isEqualTo(2));
+        SimPool.invariantsHold(s.cache());
+        await(s.cache().free(held.blocks()));
+        await(s.cache().close());
+    }
+
+    @Test
     void aRefillThatKeepsFailingMakesTheCacheDegradedUntilItSucceeds(Vertx vertx) {
         String name = "fault-refill";
         await(deployWorkers(vertx, name, 4));

@@ -67,6 +67,8 @@ public final class Coordinator {
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
     /** Failed refill rounds in a row after which the cache reports itself degraded. */
     static final int REFILL_FAILURES_DEGRADED = 3;
+    /** While a rank is lost, how often the coordinator tries to bring it back without waiting for an allocation. */
+    static final long REJOIN_PROBE_MS = 1_000;
 
     private final KvCacheOptions options;
     /** This incarnation: the owner of the pool's tensors on every rank and of its share of each GPU's budget. */
@@ -82,6 +84,8 @@ public final class Coordinator {
     private final Map<Long, Long> ledgerFences = new HashMap<>();
     private final ReserveRefill refill;
     private final QuarantineSweep sweep;
+    private final Vertx vertx;
+    private long rejoinProbe = -1;
     private final IdleHandles idle;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
@@ -93,6 +97,7 @@ public final class Coordinator {
      * @param options validated options
      */
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
+        this.vertx = vertx;
         this.options = options;
         this.owner = Owner.next(vertx);
         this.pool = PoolRanks.of(options);
@@ -159,6 +164,7 @@ public final class Coordinator {
                 refill.start();
                 sweep.start();
                 idle.start();
+                rejoinProbe = vertx.setPeriodic(REJOIN_PROBE_MS, id -> probeRejoin());
             }
         }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
         return ready;
@@ -201,6 +207,18 @@ public final class Coordinator {
         downMisses.merge(reason, 1L, Long::sum);
         return Allocation.miss(reason, "alloc not served while " + rejoin.lost() + " of group " + pool.group()
                 + " cannot come back: " + cause.getMessage());
+    }
+
+    /**
+     * Brings lost ranks back while the cache is idle, so that a worker restarted after its rank
+     * was lost holds the pool's pages again without waiting for the next allocation (which would
+     * bring it back too); a rank with no worker yet fails at once and is tried again next period.
+     */
+    private void probeRejoin() {
+        if (closing == null && !rejoin.allBack()) {
+            rejoin.rejoin().onFailure(e -> log.debug("cache {} group {}: {} not back yet: {}", pool.instance(), pool.group(),
+                    rejoin.lost(), e.getMessage()));
+        }
     }
 
     /** The cluster removed the node of these ranks: they lost their tensors, and must rejoin before the next allocation. */
@@ -391,6 +409,9 @@ public final class Coordinator {
         refill.stop();
         sweep.stop();
         idle.stop();
+        if (rejoinProbe >= 0) {
+            vertx.cancelTimer(rejoinProbe);
+        }
         if (ready != null) {
             tensorStart.cancel();
         }
