@@ -1,5 +1,7 @@
 package io.kvpager.cluster;
 
+import io.kvpager.impl.broker.GpuBroker;
+
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import org.junit.jupiter.api.Test;
@@ -38,6 +40,15 @@ class MemberConfigTest {
         assertThat(config.getProperty("hazelcast.logging.type")).isEqualTo("slf4j");
         assertThat(config.getProperty("hazelcast.phone.home.enabled")).isEqualTo("false");
         assertThat(config.getMultiMapConfig("__vertx.subs").getBackupCount()).isEqualTo(1);
+    }
+
+    @Test
+    void theGpuBudgetRecordsSurviveTwoMembersDyingAtOnce() {
+        Config config = MemberConfig.of(new ClusterNodeOptions(), "kvpager");
+        // by the names the brokers use, so that a renamed map cannot fall back to Hazelcast's one backup unseen
+        for (String map : List.of(GpuBroker.SHARES, GpuBroker.CAPACITIES)) {
+            assertThat(config.getMapConfig(map).getBackupCount()).as(map).isEqualTo(2);
+        }
     }
 
     @Test
