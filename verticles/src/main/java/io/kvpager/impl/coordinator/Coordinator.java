@@ -84,8 +84,7 @@ public final class Coordinator {
     private final Map<Long, Long> ledgerFences = new HashMap<>();
     private final ReserveRefill refill;
     private final QuarantineSweep sweep;
-    private final Vertx vertx;
-    private long rejoinProbe = -1;
+    private final PeriodicTimer rejoinProbe;
     private final IdleHandles idle;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
@@ -97,8 +96,8 @@ public final class Coordinator {
      * @param options validated options
      */
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
-        this.vertx = vertx;
         this.options = options;
+        this.rejoinProbe = new PeriodicTimer(vertx);
         this.owner = Owner.next(vertx);
         this.pool = PoolRanks.of(options);
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
@@ -164,7 +163,7 @@ public final class Coordinator {
                 refill.start();
                 sweep.start();
                 idle.start();
-                rejoinProbe = vertx.setPeriodic(REJOIN_PROBE_MS, id -> probeRejoin());
+                rejoinProbe.start(REJOIN_PROBE_MS, this::probeRejoin);
             }
         }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
         return ready;
@@ -409,9 +408,7 @@ public final class Coordinator {
         refill.stop();
         sweep.stop();
         idle.stop();
-        if (rejoinProbe >= 0) {
-            vertx.cancelTimer(rejoinProbe);
-        }
+        rejoinProbe.stop();
         if (ready != null) {
             tensorStart.cancel();
         }

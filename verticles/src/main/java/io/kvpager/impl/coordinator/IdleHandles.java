@@ -35,7 +35,6 @@ final class IdleHandles {
 
     private static final Logger log = LoggerFactory.getLogger(IdleHandles.class);
 
-    private final Vertx vertx;
     private final RankFanOut fanOut;
     private final PoolBudget budget;
     private final int most;
@@ -48,7 +47,7 @@ final class IdleHandles {
     private Future<Void> change = Future.succeededFuture();
     private boolean changing;
     private boolean stopped = true;
-    private long timer = -1;
+    private final PeriodicTimer timer;
 
     /**
      * @param most the most page ids' worth of idle handles the ranks keep; 0 keeps none
@@ -56,28 +55,25 @@ final class IdleHandles {
      * @param pool the pool's name for log lines
      */
     IdleHandles(Vertx vertx, RankFanOut fanOut, PoolBudget budget, int most, long periodMs, String pool) {
-        this.vertx = vertx;
         this.fanOut = fanOut;
         this.budget = budget;
         this.most = most;
         this.periodMs = periodMs;
         this.pool = pool;
+        this.timer = new PeriodicTimer(vertx);
     }
 
     void start() {
         stopped = false;
         if (most > 0) {
-            timer = vertx.setPeriodic(periodMs, id -> period());
+            timer.start(periodMs, this::period);
         }
     }
 
     /** No more changes; {@link #idle()} still waits for the one in flight. The budget's close gives back what is counted. */
     void stop() {
         stopped = true;
-        if (timer >= 0) {
-            vertx.cancelTimer(timer);
-            timer = -1;
-        }
+        timer.stop();
     }
 
     /** Completes once no change is in flight. */

@@ -34,7 +34,6 @@ final class QuarantineSweep {
     private static final Logger log = LoggerFactory.getLogger(QuarantineSweep.class);
     static final long MAX_BACKOFF_MS = 5_000;
 
-    private final Vertx vertx;
     private final PageLedger ledger;
     private final RankFanOut fanOut;
     private final PoolBudget budget;
@@ -43,32 +42,29 @@ final class QuarantineSweep {
     private Future<Void> round = Future.succeededFuture();
     private boolean running;
     private boolean stopped = true;
-    private long timer = -1;
+    private final PeriodicTimer timer;
     private long pausedUntilNanos;
     private long backoffMs;
 
     /** @param pool the pool's name for log lines */
     QuarantineSweep(Vertx vertx, PageLedger ledger, RankFanOut fanOut, PoolBudget budget, long intervalMs, String pool) {
-        this.vertx = vertx;
         this.ledger = ledger;
         this.fanOut = fanOut;
         this.budget = budget;
         this.intervalMs = intervalMs;
         this.pool = pool;
+        this.timer = new PeriodicTimer(vertx);
     }
 
     void start() {
         stopped = false;
-        timer = vertx.setPeriodic(intervalMs, id -> run());
+        timer.start(intervalMs, this::run);
     }
 
     /** No more rounds; {@link #idle()} still waits for the one in flight. */
     void stop() {
         stopped = true;
-        if (timer >= 0) {
-            vertx.cancelTimer(timer);
-            timer = -1;
-        }
+        timer.stop();
     }
 
     /** Completes once no round is in flight. */

@@ -31,7 +31,6 @@ final class ReserveRefill {
     private static final Logger log = LoggerFactory.getLogger(ReserveRefill.class);
     private static final long MAX_BACKOFF_MS = 1_000;
 
-    private final Vertx vertx;
     private final Context context;
     private final PageLedger ledger;
     private final long intervalMs;
@@ -42,7 +41,7 @@ final class ReserveRefill {
     private boolean again;
     private boolean held;
     private boolean stopped = true;
-    private long timer = -1;
+    private final PeriodicTimer timer;
     private long pausedUntilNanos;
     private long backoffMs;
     private String failure;
@@ -56,28 +55,25 @@ final class ReserveRefill {
      */
     ReserveRefill(Vertx vertx, Context context, PageLedger ledger, long intervalMs, String pool,
                   Function<Throwable, RuntimeException> failures) {
-        this.vertx = vertx;
         this.context = context;
         this.ledger = ledger;
         this.intervalMs = intervalMs;
         this.pool = pool;
         this.failures = failures;
+        this.timer = new PeriodicTimer(vertx);
     }
 
     /** Starts the timer and a first round. */
     void start() {
         stopped = false;
-        timer = vertx.setPeriodic(intervalMs, id -> run());
+        timer.start(intervalMs, this::run);
         run();
     }
 
     /** No more rounds; {@link #after} still waits for the one in flight. */
     void stop() {
         stopped = true;
-        if (timer >= 0) {
-            vertx.cancelTimer(timer);
-            timer = -1;
-        }
+        timer.stop();
     }
 
     /** An allocation happened: the refill is no longer held, and runs soon if the reserve is low. */

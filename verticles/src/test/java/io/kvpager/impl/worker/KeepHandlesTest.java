@@ -30,10 +30,6 @@ class KeepHandlesTest {
         return group(group).put("idlePages", idlePages);
     }
 
-    private static long count(SimRank rank, int from, String call) {
-        return rank.device().calls().subList(from, rank.device().calls().size()).stream().filter(call::equals).count();
-    }
-
     @Test
     void unmappedHandlesWaitForTheNextMapUpToTheCountAndGoWhenItIsLowered(Vertx vertx, VertxTestContext test) {
         SimRank rank = new SimRank(vertx);
@@ -52,11 +48,11 @@ class KeepHandlesTest {
                     return rank.send(WorkerAction.MAP, pages(1, "m2", 5, 6));
                 })
                 .compose(mapped -> {
-                    assertThat(count(rank, mark.get(), "create")).as("the map takes the kept handles").isZero();
+                    assertThat(rank.callsSince(mark.get(), "create")).as("the map takes the kept handles").isZero();
                     return rank.send(WorkerAction.UNMAP, pages(1, "u2", 5, 6));
                 })
                 .compose(unmapped -> {
-                    assertThat(count(rank, mark.get(), "release")).isZero();
+                    assertThat(rank.callsSince(mark.get(), "release")).isZero();
                     return rank.send(WorkerAction.STATS, new JsonObject());
                 })
                 .compose(stats -> {

@@ -39,12 +39,12 @@ class PooledHandlesTest {
                 .compose(id -> rank.send(WorkerAction.CREATE_TENSORS, tensors(1, Layout.PER_LAYER, 8)))
                 .compose(created -> rank.send(WorkerAction.MAP, pages(1, "m1", 0, 1)))
                 .compose(mapped -> {
-                    assertThat(count(rank, 0, "create")).isEqualTo(8);
+                    assertThat(rank.callsSince(0, "create")).isEqualTo(8);
                     mark.set(rank.device().calls().size());
                     return rank.send(WorkerAction.UNMAP, pages(1, "u1", 0, 1));
                 })
                 .compose(unmapped -> {
-                    assertThat(count(rank, mark.get(), "release")).as("unmap keeps the handles").isZero();
+                    assertThat(rank.callsSince(mark.get(), "release")).as("unmap keeps the handles").isZero();
                     assertThat(rank.sim().handlesAlive()).isEqualTo(8);
                     assertThat(rank.sim().mappings()).isEmpty();
                     return rank.send(WorkerAction.STATS, new JsonObject());
@@ -88,7 +88,7 @@ class PooledHandlesTest {
                     return rank.send(WorkerAction.MAP, pages(2, "m2", 6));
                 })
                 .onComplete(test.succeeding(mapped -> test.verify(() -> {
-                    assertThat(count(rank, mark.get(), "create")).as("group 2 maps group 1's old handles").isZero();
+                    assertThat(rank.callsSince(mark.get(), "create")).as("group 2 maps group 1's old handles").isZero();
                     assertThat(rank.sim().handlesAlive()).isEqualTo(4);
                     test.completeNow();
                 })));
@@ -111,7 +111,7 @@ class PooledHandlesTest {
                             rank.send(WorkerAction.UNMAP, pages(2, "u2", 1, 0)));
                 })
                 .compose(unmapped -> {
-                    assertThat(count(rank, mark.get(), "release")).isEqualTo(8 + 2);
+                    assertThat(rank.callsSince(mark.get(), "release")).isEqualTo(8 + 2);
                     assertThat(rank.sim().handlesAlive()).as("one page id's worth stays, 2 MiB handles only").isEqualTo(4);
                     assertThat(rank.sim().bytesInUse()).isEqualTo(4 * PAGE_BYTES);
                     return rank.send(WorkerAction.STATS, new JsonObject());
@@ -157,7 +157,7 @@ class PooledHandlesTest {
                     return rank.send(WorkerAction.MAP, pages(1, "m3", 2));
                 })
                 .onComplete(test.succeeding(mapped -> test.verify(() -> {
-                    assertThat(count(rank, mark.get(), "create")).isZero();
+                    assertThat(rank.callsSince(mark.get(), "create")).isZero();
                     assertThat(rank.sim().handlesAlive()).isEqualTo(8);
                     assertThat(rank.sim().mappings()).hasSize(8);
                     test.completeNow();
@@ -184,7 +184,7 @@ class PooledHandlesTest {
                     return rank.send(WorkerAction.MAP, pages(1, "m", 4, 5));
                 })
                 .onComplete(test.succeeding(mapped -> test.verify(() -> {
-                    assertThat(count(rank, mark.get(), "create")).isZero();
+                    assertThat(rank.callsSince(mark.get(), "create")).isZero();
                     assertThat(rank.sim().handlesAlive()).isEqualTo(8);
                     assertThat(rank.sim().mappings()).hasSize(8);
                     test.completeNow();
@@ -296,8 +296,4 @@ class PooledHandlesTest {
     }
 
     /** Calls named {@code name} since call number {@code from}. */
-    private static long count(SimRank rank, int from, String name) {
-        List<String> calls = rank.device().calls();
-        return calls.subList(from, calls.size()).stream().filter(name::equals).count();
-    }
 }

@@ -127,6 +127,12 @@ final class SimRank implements DeviceSource {
                 : Future.failedFuture(new AssertionError("a failure without fields", result.cause())));
     }
 
+    /** How many of the device's calls since the {@code from}-th were {@code name} ({@code "create"}, {@code "release"}, ...). */
+    long callsSince(int from, String name) {
+        List<String> calls = device.calls();
+        return calls.subList(from, calls.size()).stream().filter(name::equals).count();
+    }
+
     /** The device-side truth: live handles, bytes, mappings (with their handles) and reserved ranges. */
     DeviceState state() {
         return new DeviceState(sim.handlesAlive(), sim.bytesInUse(), sim.mappings(), sim.reservations());
