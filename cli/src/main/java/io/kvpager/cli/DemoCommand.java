@@ -1,7 +1,6 @@
 package io.kvpager.cli;
 
 import io.kvpager.cache.KvCacheOptions;
-
 import io.kvpager.cli.demo.DemoReport;
 import io.kvpager.cli.demo.DemoRun;
 import io.kvpager.cli.demo.DemoSettings;

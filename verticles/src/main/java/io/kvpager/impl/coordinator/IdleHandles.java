@@ -44,8 +44,8 @@ final class IdleHandles {
     private int counted;
     /** The largest unmap of this period, at most {@link #most}. */
     private int demand;
+    /** The last change of the count; one in flight while it is not complete. */
     private Future<Void> change = Future.succeededFuture();
-    private boolean changing;
     private boolean stopped = true;
     private final PeriodicTimer timer;
 
@@ -81,18 +81,13 @@ final class IdleHandles {
         return change;
     }
 
-    /** Page ids' worth of idle handles the budget counts for the pool now. */
-    int counted() {
-        return counted;
-    }
-
     /** An unmap of {@code pages} page ids completed on every rank. */
     void unmapped(int pages) {
         if (stopped || most == 0 || !budget.brokered()) {
             return;
         }
         demand = Math.max(demand, Math.min(pages, most));
-        if (demand > counted && !changing) {
+        if (demand > counted && change.isComplete()) {
             raise(demand);
         }
     }
@@ -103,20 +98,19 @@ final class IdleHandles {
         if (counted == 0) {
             return change;
         }
-        return change.transform(done -> changing || counted == 0 ? change : lower(0));
+        return change.transform(done -> !change.isComplete() || counted == 0 ? change : lower(0));
     }
 
     private void period() {
         int target = demand;
         demand = 0;
-        if (target < counted && !changing) {
+        if (target < counted && change.isComplete()) {
             lower(target);
         }
     }
 
     private void raise(int target) {
         int more = target - counted;
-        changing = true;
         change = budget.take(more).transform(taken -> {
             if (taken.failed()) {
                 log.debug("{}: keeping {} more page ids of idle handles refused: {}", pool, more, taken.cause().getMessage());
@@ -128,11 +122,10 @@ final class IdleHandles {
             // counted before any rank may keep them
             counted = target;
             return keep(target).mapEmpty();
-        }).andThen(done -> changing = false);
+        });
     }
 
     private Future<Void> lower(int target) {
-        changing = true;
         change = keep(target).compose(confirmed -> {
             if (!confirmed) {
                 // some rank may still keep them: they stay counted, and the next period asks again
@@ -141,7 +134,7 @@ final class IdleHandles {
             int fewer = counted - target;
             counted = target;
             return budget.give(fewer);
-        }).andThen(done -> changing = false);
+        });
         return change;
     }
 
