@@ -65,6 +65,11 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--gpu", paramLabel = "N", defaultValue = "0", description = "GPU the models share (default: ${DEFAULT-VALUE}).")
     int gpu;
 
+    @Option(names = "--gpu-memory-percent", paramLabel = "P",
+            description = "Share of the GPU's memory the caches may take between them, 1 to 100 (default: 90 on cuda, where "
+                    + "the CUDA context and the attention buffers need the rest; 100 on sim).")
+    Integer gpuMemoryPercent;
+
     @Option(names = "--capacity", paramLabel = "SIZE", defaultValue = "141GiB", converter = ByteSizeConverter.class,
             description = "Memory of the shared GPU; the trace is sized to it (default: 141GiB, an H200).")
     long capacity;
@@ -166,7 +171,7 @@ final class DemoCommand implements Callable<Integer> {
             metricsPort.validate();
             WritableFile.check("--out", out);
             return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out,
-                    idleHandlePages);
+                    idleHandlePages, gpuMemoryPercent);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

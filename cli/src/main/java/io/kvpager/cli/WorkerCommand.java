@@ -4,6 +4,7 @@ import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
+import io.kvpager.impl.options.OptionRules;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonObject;
@@ -63,6 +64,11 @@ final class WorkerCommand implements Callable<Integer> {
                     + "releases them, unless a new coordinator claims them first, e.g. 3s or 500ms; 0 to 1h (default: 3s).")
     Duration leaseGrace;
 
+    @Option(names = "--gpu-memory-percent", paramLabel = "P",
+            description = "Share of the GPU's memory kvpager's caches may take between them, 1 to 100; the rest is left to "
+                    + "CUDA contexts, kernels and the engine's own buffers (default: 90 on cuda, 100 on sim).")
+    Integer gpuMemoryPercent;
+
     @Mixin
     ClusterOptions cluster;
 
@@ -86,6 +92,9 @@ final class WorkerCommand implements Callable<Integer> {
             }
             options = new RankWorkerOptions().setInstance(instance).setPp(pp).setTp(tp).setDevice(device.kind)
                     .setGpu(device.gpu).setLeaseGraceMs(leaseGrace == null ? null : leaseGrace.toMillis());
+            if (gpuMemoryPercent != null) {
+                options.setGpuMemoryPercent(OptionRules.inRange("--gpu-memory-percent", gpuMemoryPercent, 1, 100));
+            }
             if (simCapacity != null) {
                 options.setSim(new JsonObject().put("capacityBytes", simCapacity));
             }

@@ -69,6 +69,9 @@ class CommandLineTest {
         "demo --tp 0",
         "demo --idle-handle-pages -1",
         "demo --idle-handle-pages many",
+        "demo --gpu-memory-percent 0",
+        "demo --gpu-memory-percent 101",
+        "demo --gpu-memory-percent 0.9",
         "demo --capacity lots",
         "demo --capacity 100MiB",
         "demo --limit 7b",
@@ -89,6 +92,8 @@ class CommandLineTest {
         "worker --instance a --tp 0 --cluster-port 70000",
         "worker --instance a --tp 0 --lease-grace soon",
         "worker --instance a --tp 0 --lease-grace 2h",
+        "worker --instance a --tp 0 --gpu-memory-percent 0",
+        "worker --instance a --tp 0 --gpu-memory-percent 150",
         "coordinator --instance a --tp 0",
         "coordinator --instance a"})
     void badArgumentsGiveOneLineAndExitCode2(String args) {
@@ -96,6 +101,13 @@ class CommandLineTest {
         assertThat(run.exitCode()).as("exit code of '%s'", args).isEqualTo(2);
         assertThat(run.err().strip()).as("stderr of '%s'", args).isNotEmpty().doesNotContain("\n").startsWith("kvpager");
         assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void aGpuShareOutsideAPercentIsRefusedNamingTheFlag() {
+        assertThat(run("demo", "--gpu-memory-percent", "101").err()).contains("--gpu-memory-percent must be in 1..100, got 101");
+        assertThat(run("worker", "--instance", "a", "--tp", "0", "--gpu-memory-percent", "0", "--cluster-name", "test").err())
+                .contains("--gpu-memory-percent must be in 1..100, got 0");
     }
 
     @Test

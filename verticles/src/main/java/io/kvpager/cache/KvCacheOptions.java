@@ -78,6 +78,7 @@ public class KvCacheOptions {
     private String device = DEFAULT_DEVICE;
     private JsonObject gpus = new JsonObject();
     private JsonObject sim = new JsonObject();
+    private Integer gpuMemoryPercent;
     private JsonObject handlePool;
 
     public KvCacheOptions() {
@@ -90,7 +91,7 @@ public class KvCacheOptions {
     /**
      * Reads options from JSON. Unknown keys and mistyped values are rejected with the field's
      * name; missing keys keep their defaults. JSON {@code null} unsets an optional field
-     * ({@code stages}, {@code memoryLimitBytes}).
+     * ({@code stages}, {@code memoryLimitBytes}, {@code handlePool}, {@code gpuMemoryPercent}).
      */
     public KvCacheOptions(JsonObject json) {
         for (String key : json.fieldNames()) {
@@ -101,6 +102,7 @@ public class KvCacheOptions {
                     case STAGES -> stages = null;
                     case MEMORY_LIMIT_BYTES -> memoryLimitBytes = null;
                     case HANDLE_POOL -> handlePool = null;
+                    case GPU_MEMORY_PERCENT -> gpuMemoryPercent = null;
                     default -> throw new IllegalArgumentException(key + " must not be null");
                 }
                 continue;
@@ -133,6 +135,7 @@ public class KvCacheOptions {
                 case DEVICE -> setDevice(field.string(value));
                 case GPUS -> setGpus(field.object(value));
                 case SIM -> setSim(field.object(value));
+                case GPU_MEMORY_PERCENT -> setGpuMemoryPercent(field.integer(value));
                 case HANDLE_POOL -> setHandlePool(field.object(value));
             }
         }
@@ -194,6 +197,9 @@ public class KvCacheOptions {
                 .put(OptionField.DEVICE.key(), device)
                 .put(OptionField.GPUS.key(), gpus.copy())
                 .put(OptionField.SIM.key(), sim.copy());
+        if (gpuMemoryPercent != null) {
+            json.put(OptionField.GPU_MEMORY_PERCENT.key(), gpuMemoryPercent);
+        }
         if (handlePool != null) {
             json.put(OptionField.HANDLE_POOL.key(), handlePool.copy());
         }
@@ -504,6 +510,22 @@ public class KvCacheOptions {
     /** How long the ranks keep idle handles that no unmap of that period needed ({@link #setIdleHandlePages}). */
     public KvCacheOptions setIdleHandleMs(long idleHandleMs) {
         this.idleHandleMs = OptionRules.atLeast("idleHandleMs", idleHandleMs, 1);
+        return this;
+    }
+
+    /** The share of each GPU the local workers let kvpager take, or {@code null} for the device's default. */
+    public Integer getGpuMemoryPercent() {
+        return gpuMemoryPercent;
+    }
+
+    /**
+     * The share of each GPU's memory, 1 to 100 %, that kvpager's caches may take between them, for
+     * the local workers ({@link io.kvpager.worker.RankWorkerOptions#setGpuMemoryPercent}, where the
+     * defaults are: 90 % on {@code cuda}, 100 % on {@code sim}); {@code null} for the default.
+     * Workers deployed on their own take theirs from their own options.
+     */
+    public KvCacheOptions setGpuMemoryPercent(Integer gpuMemoryPercent) {
+        this.gpuMemoryPercent = gpuMemoryPercent == null ? null : OptionRules.inRange("gpuMemoryPercent", gpuMemoryPercent, 1, 100);
         return this;
     }
 

@@ -20,10 +20,10 @@ import java.util.List;
  *
  * <pre>{@code
  * {"instance": "llama", "pp": 0, "tp": 1, "device": "cuda", "gpu": 1,
- *  "sim": {...}, "sendTimeoutMs": 5000, "leaseGraceMs": 3000}
+ *  "sim": {...}, "sendTimeoutMs": 5000, "leaseGraceMs": 3000, "gpuMemoryPercent": 90}
  * }</pre>
- * {@code device} defaults to {@code sim}, {@code gpu} to 0; {@code sim}, {@code sendTimeoutMs} and
- * {@code leaseGraceMs} are optional.
+ * {@code device} defaults to {@code sim}, {@code gpu} to 0; {@code sim}, {@code sendTimeoutMs},
+ * {@code leaseGraceMs} and {@code gpuMemoryPercent} are optional.
  */
 @DataObject
 public class RankWorkerOptions {
@@ -33,8 +33,15 @@ public class RankWorkerOptions {
     public static final long DEFAULT_LEASE_GRACE_MS = 3_000;
     /** The longest grace taken: an hour. Longer would hold a dead coordinator's GPU memory for no one. */
     public static final long MAX_LEASE_GRACE_MS = 3_600_000;
+    /**
+     * The share of a CUDA GPU's memory kvpager's caches may take between them by default: the rest
+     * holds the CUDA contexts, the kernels' modules and buffers and whatever else the engine keeps
+     * on the GPU, none of which kvpager maps or counts.
+     */
+    public static final int DEFAULT_CUDA_GPU_MEMORY_PERCENT = 90;
 
-    private static final List<String> KEYS = List.of("instance", "pp", "tp", "device", "gpu", "sim", "sendTimeoutMs", "leaseGraceMs");
+    private static final List<String> KEYS = List.of("instance", "pp", "tp", "device", "gpu", "sim", "sendTimeoutMs", "leaseGraceMs",
+            "gpuMemoryPercent");
 
     private String instance;
     private Integer pp;
@@ -44,6 +51,7 @@ public class RankWorkerOptions {
     private JsonObject sim = new JsonObject();
     private Long sendTimeoutMs;
     private Long leaseGraceMs;
+    private Integer gpuMemoryPercent;
 
     public RankWorkerOptions() {
     }
@@ -67,6 +75,7 @@ public class RankWorkerOptions {
                     case "sim" -> sim = new JsonObject();
                     case "sendTimeoutMs" -> sendTimeoutMs = null;
                     case "leaseGraceMs" -> leaseGraceMs = null;
+                    case "gpuMemoryPercent" -> gpuMemoryPercent = null;
                     default -> throw OptionRules.required(key);
                 }
                 continue;
@@ -80,6 +89,7 @@ public class RankWorkerOptions {
                 case "sim" -> setSim(OptionReader.object(key, value));
                 case "sendTimeoutMs" -> setSendTimeoutMs(OptionReader.longValue(key, value));
                 case "leaseGraceMs" -> setLeaseGraceMs(OptionReader.longValue(key, value));
+                case "gpuMemoryPercent" -> setGpuMemoryPercent(OptionReader.integer(key, value));
                 default -> throw new IllegalStateException(key);
             }
         }
@@ -121,6 +131,9 @@ public class RankWorkerOptions {
         }
         if (leaseGraceMs != null) {
             json.put("leaseGraceMs", leaseGraceMs);
+        }
+        if (gpuMemoryPercent != null) {
+            json.put("gpuMemoryPercent", gpuMemoryPercent);
         }
         return json;
     }
@@ -215,6 +228,24 @@ public class RankWorkerOptions {
      */
     public RankWorkerOptions setLeaseGraceMs(Long leaseGraceMs) {
         this.leaseGraceMs = leaseGraceMs == null ? null : OptionRules.inRange("leaseGraceMs", leaseGraceMs, 0L, MAX_LEASE_GRACE_MS);
+        return this;
+    }
+
+    /** The share set, or {@code null} for the device's default (see {@link #setGpuMemoryPercent}). */
+    public Integer getGpuMemoryPercent() {
+        return gpuMemoryPercent;
+    }
+
+    /**
+     * The share of the GPU's memory, 1 to 100 %, that kvpager's caches may take between them:
+     * pages, kept handles and what groups hold besides their pages. It is the capacity this worker
+     * reports to the GPU's budget (the first cache to open the GPU's budget registers it).
+     * {@code null} for the device's default: {@value #DEFAULT_CUDA_GPU_MEMORY_PERCENT} % on
+     * {@code cuda}, where the CUDA contexts, kernels and the engine's own buffers live in the rest;
+     * 100 % on {@code sim}, whose memory holds nothing else.
+     */
+    public RankWorkerOptions setGpuMemoryPercent(Integer gpuMemoryPercent) {
+        this.gpuMemoryPercent = gpuMemoryPercent == null ? null : OptionRules.inRange("gpuMemoryPercent", gpuMemoryPercent, 1, 100);
         return this;
     }
 

@@ -42,6 +42,7 @@ class KvCacheOptionsTest {
         assertThat(o.getTensorsPollMs()).isEqualTo(50);
         assertThat(o.isAdaptiveReserve()).isTrue();
         assertThat(o.getMemoryLimitBytes()).isNull();
+        assertThat(o.getGpuMemoryPercent()).as("the workers' own default").isNull();
         assertThat(o.isLocalWorkers()).isFalse();
         assertThat(o.getDevice()).isEqualTo("sim");
         assertThat(o.geometry().blocksPerPage()).isEqualTo(128);
@@ -63,7 +64,7 @@ class KvCacheOptionsTest {
                 .setTensorsPollMs(5).setReserveLow(2).setReserveHigh(6).setAdaptiveReserve(false).setRefillIntervalMs(3)
                 .setMemoryLimitBytes(1L << 30).setLazyStart(true).setLocalWorkers(true).setDevice("cuda")
                 .setGpus(new JsonObject().put("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true))
-                .setHandlePool(new JsonObject().put("prefillPages", 1).put("boundPages", 2));
+                .setHandlePool(new JsonObject().put("prefillPages", 1).put("boundPages", 2)).setGpuMemoryPercent(85);
         KvCacheOptions back = new KvCacheOptions(o.toJson());
         assertThat(back.toJson()).isEqualTo(o.toJson());
         assertThat(back.gpuOf(1, 3)).isEqualTo(7);
@@ -89,6 +90,8 @@ class KvCacheOptionsTest {
             "{\"idleHandlePages\": -1}|idleHandlePages must be >= 0, got -1",
             "{\"idleHandlePages\": \"16\"}|idleHandlePages must be an integer, got \"16\" (String)",
             "{\"idleHandleMs\": 0}|idleHandleMs must be >= 1, got 0",
+            "{\"gpuMemoryPercent\": 0}|gpuMemoryPercent must be in 1..100, got 0",
+            "{\"gpuMemoryPercent\": 0.9}|gpuMemoryPercent must be an integer, got 0.9",
             "{\"memoryLimitBytes\": -5}|memoryLimitBytes must be >= 0",
             "{\"device\": \"tpu\"}|device must be 'sim' or 'cuda', got 'tpu'",
             "{\"gpus\": {\"rank0\": 1}}|gpus: 'rank0' is not a rank name",

@@ -86,6 +86,29 @@ class SharedGpuTest {
         }
     }
 
+    @Test
+    void theCachesTakeNoMoreThanTheShareOfTheGpuTheirWorkersLeaveThem(Vertx vertx) {
+        JsonObject sim = new JsonObject().put("gpuKey", "half-gpu-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        KvCache half = await(KvCache.deploy(vertx, SimPool.options("half").setTp(1).setPages(GPU_PAGES).setSim(sim)
+                .setIdleHandlePages(0).setGpuMemoryPercent(50)));
+        GpuStats gpu = await(half.stats()).gpus().getFirst();
+        assertThat(gpu.capacityBytes()).isEqualTo(GPU_PAGES / 2 * SimPool.PAGE_ID_BYTES);
+
+        Allocation refused = await(half.alloc(BURST * SimPool.BLOCKS_PER_PAGE));
+        assertThat(refused.missReason()).as(refused.detail()).isEqualTo(MissReason.LIMIT);
+        assertThat(refused.detail()).contains("has no room for " + BURST + " pages");
+        assertThat(SimPool.gpu("half-gpu-test", 0).bytesInUse()).isZero();
+        Allocation fits = await(half.alloc(GPU_PAGES / 2 * SimPool.BLOCKS_PER_PAGE));
+        assertThat(fits.isMiss()).as(fits.detail()).isFalse();
+        assertThat(SimPool.gpu("half-gpu-test", 0).bytesInUse()).isEqualTo(GPU_PAGES / 2 * SimPool.PAGE_ID_BYTES);
+        Allocation more = await(half.alloc(SimPool.BLOCKS_PER_PAGE));
+        assertThat(more.missReason()).as(more.detail()).isEqualTo(MissReason.LIMIT);
+        assertThat(SimPool.gpu("half-gpu-test", 0).bytesInUse()).isEqualTo(GPU_PAGES / 2 * SimPool.PAGE_ID_BYTES);
+        SimPool.invariantsHold(half);
+        await(half.close());
+        assertThat(SimPool.gpu("half-gpu-test", 0).bytesInUse()).isZero();
+    }
+
     private static void burstWhileTheOtherWaits(KvCache first, KvCache second, SimGpu gpu) {
         List<Allocation> held = new ArrayList<>();
         for (int i = 0; i < BURST; i++) {

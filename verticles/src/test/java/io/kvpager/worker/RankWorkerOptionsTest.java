@@ -45,11 +45,23 @@ class RankWorkerOptionsTest {
     @Test
     void deviceDefaultsToSimOnGpuZeroAndOptionalFieldsMayBeUnset() {
         RankWorkerOptions options = new RankWorkerOptions(new JsonObject().put("instance", "m").put("pp", 0).put("tp", 0)
-                .put("sim", null).put("sendTimeoutMs", null).put("leaseGraceMs", null)).validate();
+                .put("sim", null).put("sendTimeoutMs", null).put("leaseGraceMs", null).put("gpuMemoryPercent", null)).validate();
         assertThat(options.getDevice()).isEqualTo("sim");
         assertThat(options.getGpu()).isZero();
         assertThat(options.getSim()).isEmpty();
+        assertThat(options.getGpuMemoryPercent()).isNull();
         assertThat(options.toJson().fieldNames()).containsExactlyInAnyOrder("instance", "pp", "tp", "device", "gpu", "sim");
+    }
+
+    @Test
+    void theGpuMemoryPercentRoundTripsAndDefaultsByDevice() {
+        RankWorkerOptions options = new RankWorkerOptions(valid().put("gpuMemoryPercent", 75));
+        assertThat(options.getGpuMemoryPercent()).isEqualTo(75);
+        assertThat(new RankWorkerOptions(options.toJson())).isEqualTo(options);
+        assertThat(new io.kvpager.impl.worker.WorkerConfig(options).gpuMemoryPercent()).isEqualTo(75);
+        assertThat(new io.kvpager.impl.worker.WorkerConfig(new RankWorkerOptions(valid())).gpuMemoryPercent()).isEqualTo(100);
+        assertThat(new io.kvpager.impl.worker.WorkerConfig(new RankWorkerOptions(valid()).setDevice("cuda")).gpuMemoryPercent())
+                .isEqualTo(RankWorkerOptions.DEFAULT_CUDA_GPU_MEMORY_PERCENT);
     }
 
     @Test
@@ -91,8 +103,11 @@ class RankWorkerOptionsTest {
                 arguments(valid().put("leaseGraceMs", 3_600_001), "leaseGraceMs must be in 0..3600000, got 3600001"),
                 arguments(valid().put("leaseGraceMs", "3s"), "leaseGraceMs must be an integer, got \"3s\" (String)"),
                 arguments(valid().put("leaseGraceMs", 1.5), "leaseGraceMs must be an integer, got 1.5 (Double)"),
+                arguments(valid().put("gpuMemoryPercent", 0), "gpuMemoryPercent must be in 1..100, got 0"),
+                arguments(valid().put("gpuMemoryPercent", 101), "gpuMemoryPercent must be in 1..100, got 101"),
+                arguments(valid().put("gpuMemoryPercent", 0.9), "gpuMemoryPercent must be an integer, got 0.9 (Double)"),
                 arguments(valid().put("gpuIndex", 0), "unknown worker option 'gpuIndex'; known worker options: instance, pp, tp, "
-                        + "device, gpu, sim, sendTimeoutMs, leaseGraceMs"));
+                        + "device, gpu, sim, sendTimeoutMs, leaseGraceMs, gpuMemoryPercent"));
     }
 
     @ParameterizedTest
@@ -110,6 +125,7 @@ class RankWorkerOptionsTest {
         assertThatThrownBy(() -> options.setTp(-1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> options.setLeaseGraceMs(-1L)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> options.setSim(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> options.setGpuMemoryPercent(0)).isInstanceOf(IllegalArgumentException.class);
         assertThat(options.toJson()).isEqualTo(before);
     }
 }

@@ -108,6 +108,7 @@ public final class DemoRun implements AutoCloseable {
                 .setLayout(model.geometry(tp, 1).layout())
                 .setLocalWorkers(true)
                 .setIdleHandlePages(settings.idleHandlePages())
+                .setGpuMemoryPercent(settings.gpuMemoryPercent())
                 .setDevice(settings.device())
                 .setGpus(gpus);
         if (settings.device().equals("sim")) {

@@ -21,9 +21,11 @@ import java.util.Objects;
  * @param limits optional memory limit per rank, by model name
  * @param chart where the memory chart is written
  * @param idleHandlePages the most page ids' worth of unmapped handles each rank keeps while its pages churn
+ * @param gpuMemoryPercent the share of the GPU the caches may take, or {@code null} for the device's default
  */
 public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duration duration, Duration step, long gpuBytes,
-        String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages) {
+        String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages,
+        Integer gpuMemoryPercent) {
 
     public DemoSettings {
         models = List.copyOf(models);
@@ -43,6 +45,9 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         }
         OptionRules.atLeast("--gpu", gpu, 0);
         OptionRules.atLeast("--idle-handle-pages", idleHandlePages, 0);
+        if (gpuMemoryPercent != null) {
+            OptionRules.inRange("--gpu-memory-percent", gpuMemoryPercent, 1, 100);
+        }
         if (step.toMillis() < 1) {
             throw new IllegalArgumentException("--step must be at least 1 ms, got " + step.toMillis() + " ms");
         }

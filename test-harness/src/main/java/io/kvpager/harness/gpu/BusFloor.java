@@ -1,6 +1,7 @@
 package io.kvpager.harness.gpu;
 
 import io.kvpager.protocol.WorkerProtocol;
+import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -8,6 +9,8 @@ import io.vertx.core.ThreadingModel;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.PromiseInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -60,26 +63,39 @@ final class BusFloor implements AutoCloseable {
 
     /** Median µs of {@code repeats} joined fan-outs, after a few untimed ones. */
     double medianMicros(int repeats) {
+        return medianMicros(repeats, null);
+    }
+
+    /**
+     * Median µs of {@code repeats} joined fan-outs asked from an event loop of its own through
+     * {@code relay}, another event-loop context that sends the requests and joins the replies, as
+     * a caller on its own event loop reaches a cache's coordinator: the hand-off to the relay and
+     * the answer's way back added to the floor. {@code null} sends from the timing context itself.
+     */
+    double medianMicros(int repeats, Context relay) {
         double[] times = new double[repeats];
         Promise<Void> done = Promise.promise();
-        vertx.getOrCreateContext().runOnContext(v -> step(-Math.min(50, repeats), times, done));
+        vertx.getOrCreateContext().runOnContext(v -> step(-Math.min(50, repeats), times, relay, done));
         Await.of(done.future());
         return Spread.median(times);
     }
 
-    private void step(int i, double[] times, Promise<Void> done) {
+    private void step(int i, double[] times, Context relay, Promise<Void> done) {
         if (i == times.length) {
             done.complete();
             return;
         }
         long t0 = System.nanoTime();
-        List<Future<?>> replies = new ArrayList<>();
-        for (int r = 0; r < tp; r++) {
-            replies.add(vertx.eventBus().request(ADDRESS + r,
-                    new JsonObject().put("group", 0).put("pages", new JsonArray().add(i & 255)),
-                    new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.MAP)));
+        Future<?> joined;
+        if (relay == null) {
+            joined = fanOut(i);
+        } else {
+            // a promise of the timing context: its callback runs back there, as a cache answers its caller
+            PromiseInternal<Object> answer = ((ContextInternal) Vertx.currentContext()).promise();
+            relay.runOnContext(v -> fanOut(i).onComplete(answer));
+            joined = answer.future();
         }
-        Future.join(replies).onComplete(ar -> {
+        joined.onComplete(ar -> {
             if (ar.failed()) {
                 done.fail(ar.cause());
                 return;
@@ -87,8 +103,18 @@ final class BusFloor implements AutoCloseable {
             if (i >= 0) {
                 times[i] = (System.nanoTime() - t0) / 1e3;
             }
-            step(i + 1, times, done);
+            step(i + 1, times, relay, done);
         });
+    }
+
+    private Future<?> fanOut(int i) {
+        List<Future<?>> replies = new ArrayList<>();
+        for (int r = 0; r < tp; r++) {
+            replies.add(vertx.eventBus().request(ADDRESS + r,
+                    new JsonObject().put("group", 0).put("pages", new JsonArray().add(i & 255)),
+                    new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.MAP)));
+        }
+        return Future.join(replies);
     }
 
     @Override

@@ -7,8 +7,10 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cuda.RawPageLoop;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,7 +27,9 @@ import java.util.function.Supplier;
  * <p>{@code PAGE_MAJOR} at TP=1 (batches up to 16) is timed in more ways in the same rounds: the
  * engine on the cache's own context, a cache whose rank keeps its unmapped handles from the start
  * ({@code handlePool.boundPages}), a cache that keeps none while its pages churn
- * ({@code idleHandlePages} 0, the default before idle handles), and the driver loop on a rank's thread behind one event-bus hop
+ * ({@code idleHandlePages} 0, the default before idle handles), the bus floor asked from an event
+ * loop of its own through another one (what a caller off the coordinator's event loop pays in
+ * hand-offs alone), and the driver loop on a rank's thread behind one event-bus hop
  * ({@link RankThreadFloor}), which shows what a design with a rank thread costs at best.
  *
  * <p>One block per page id, so {@code alloc(n)} maps exactly {@code n} new page ids in one batch;
@@ -139,6 +143,14 @@ final class MapPathBenchmark implements GpuSection {
                 ways.put(", no handles kept while pages churn (idleHandlePages 0)", () -> {
                     steps[2] += repeats;
                     return TwoPhaseLoop.medians(vertx, repeats, () -> new AllocFree(unkept, batch));
+                });
+                // what a caller on an event loop of its own adds to the bus floor before kvpager does anything:
+                // the hand-off to the coordinator's event loop and the answer's way back
+                Context relay = ((VertxInternal) vertx).createEventLoopContext();
+                ways.put(": bus floor from an event loop of its own through another event loop, as a caller reaches "
+                        + "the coordinator (no kvpager, no driver)", () -> {
+                    double relayed = bus.medianMicros(Math.max(repeats, 50), relay);
+                    return new double[] {relayed, relayed};
                 });
                 RankThreadFloor rankFloor = RankThreadFloor.open(vertx, RankThreadFloor.Kind.RAW, geometry, 2 * repeats);
                 onRank = rankFloor;

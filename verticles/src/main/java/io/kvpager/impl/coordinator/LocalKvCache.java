@@ -99,7 +99,8 @@ public final class LocalKvCache implements KvCache {
         for (RankTarget rank : ranks) {
             RankWorkerOptions worker = new RankWorkerOptions().setInstance(options.getInstance()).setPp(rank.pp())
                     .setTp(rank.tp()).setDevice(options.getDevice()).setGpu(options.gpuOf(rank.pp(), rank.tp()))
-                    .setSim(options.getSim()).setSendTimeoutMs(options.getSendTimeoutMs());
+                    .setSim(options.getSim()).setSendTimeoutMs(options.getSendTimeoutMs())
+                    .setGpuMemoryPercent(options.getGpuMemoryPercent());
             deploying.add(RankWorker.deploy(vertx, worker).map(RankWorker::deploymentId));
         }
         return Future.join(deploying).transform(joined -> {

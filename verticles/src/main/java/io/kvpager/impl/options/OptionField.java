@@ -42,6 +42,7 @@ public enum OptionField {
     DEVICE("device", Kind.STRING),
     GPUS("gpus", Kind.OBJECT),
     SIM("sim", Kind.OBJECT),
+    GPU_MEMORY_PERCENT("gpuMemoryPercent", Kind.INT),
     HANDLE_POOL("handlePool", Kind.OBJECT);
 
     /** The JSON types an option can have. */

@@ -349,8 +349,10 @@ public final class RankWorkerVerticle extends VerticleBase {
             LOG.info("{} group {}: tensors created for {}, {}{}, handle pool {}", rank, group, owner, geometry,
                     zeroPage ? " with a zero page" : "", HandlePoolJson.toJson(poolOptions).encode());
         }
-        // what the coordinator's GPU budget needs: which GPU, how big, and what the group holds besides its pages
-        return new CreateTensorsReply(group, device.granularity(), gpu.toString(), device.memoryInfo().totalBytes(),
+        // what the coordinator's GPU budget needs: which GPU, how much of it kvpager may take, and
+        // what the group holds besides its pages
+        long budget = config.gpuBudgetBytes(device.memoryInfo().totalBytes(), device.granularity());
+        return new CreateTensorsReply(group, device.granularity(), gpu.toString(), budget,
                 tensors.standingBytes(), reclaimed);
     }
 

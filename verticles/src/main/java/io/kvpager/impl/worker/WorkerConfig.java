@@ -113,6 +113,28 @@ public final class WorkerConfig {
         return options.getLeaseGraceMs() == null ? DEFAULT_LEASE_GRACE_MS : options.getLeaseGraceMs();
     }
 
+    /** The share of the GPU's memory kvpager may take, in percent: the one set, or the device's default. */
+    public int gpuMemoryPercent() {
+        Integer set = options.getGpuMemoryPercent();
+        if (set != null) {
+            return set;
+        }
+        return "cuda".equals(device()) ? RankWorkerOptions.DEFAULT_CUDA_GPU_MEMORY_PERCENT : 100;
+    }
+
+    /**
+     * The bytes kvpager may take of a GPU of {@code totalBytes}: all of them at 100 %, otherwise
+     * {@link #gpuMemoryPercent()} of them rounded down to whole {@code granularity} (at least 1 byte).
+     */
+    public long gpuBudgetBytes(long totalBytes, long granularity) {
+        int percent = gpuMemoryPercent();
+        if (percent == 100) {
+            return totalBytes;
+        }
+        long share = totalBytes / 100 * percent + totalBytes % 100 * percent / 100;
+        return Math.max(1, share / granularity * granularity);
+    }
+
     /** The rank as messages name it: {@code pp0/tp1}. */
     public String rank() {
         return "pp" + pp + "/tp" + tp;

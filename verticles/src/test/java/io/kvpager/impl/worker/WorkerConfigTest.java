@@ -34,6 +34,24 @@ class WorkerConfigTest {
     }
 
     @Test
+    void theGpuBudgetIsTheSetShareInWholeGranules() {
+        long granule = 2L << 20;
+        long h200 = 150_754_820_096L; // what cuMemGetInfo reports as an H200's total
+        WorkerConfig cuda = new WorkerConfig(options().setDevice("cuda"));
+        assertThat(cuda.gpuMemoryPercent()).isEqualTo(90);
+        assertThat(cuda.gpuBudgetBytes(h200, granule)).isEqualTo(h200 * 9 / 10 / granule * granule)
+                .isLessThanOrEqualTo(h200 * 9 / 10).isGreaterThan(h200 * 9 / 10 - granule);
+        // the sim holds nothing but pages: all of it, to the byte
+        assertThat(new WorkerConfig(options()).gpuBudgetBytes(h200, granule)).isEqualTo(h200);
+        assertThat(new WorkerConfig(options().setGpuMemoryPercent(100).setDevice("cuda")).gpuBudgetBytes(h200, granule)).isEqualTo(h200);
+        assertThat(new WorkerConfig(options().setGpuMemoryPercent(50)).gpuBudgetBytes(64 * granule + 5, granule)).isEqualTo(32 * granule);
+        // no overflow near the largest sizes, and never below one byte
+        assertThat(new WorkerConfig(options().setGpuMemoryPercent(99)).gpuBudgetBytes(Long.MAX_VALUE, 1)).isEqualTo(Long.MAX_VALUE / 100 * 99
+                + Long.MAX_VALUE % 100 * 99 / 100);
+        assertThat(new WorkerConfig(options().setGpuMemoryPercent(1)).gpuBudgetBytes(granule, granule)).isEqualTo(1);
+    }
+
+    @Test
     void simOptionsGoToTheSimFactoryOnly() {
         assertThat(new WorkerConfig(options()).deviceOptions()).isEqualTo(Map.of("capacityBytes", 1L << 30));
         assertThat(new WorkerConfig(options().setDevice("cuda")).deviceOptions()).isEmpty();
