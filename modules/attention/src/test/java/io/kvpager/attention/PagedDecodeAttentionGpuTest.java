@@ -175,12 +175,22 @@ class PagedDecodeAttentionGpuTest {
      * The launch shapes every case runs: the whole-block kernel (3 stages, a copy per token row), the
      * same with 2 tokens per copy, with 2 stages and 4 tokens per copy, the chunked kernel with 16
      * thread blocks per multiprocessor ({@link KernelOptions#portable}) and with the default whole
-     * waves ({@link KernelOptions#of}).
+     * waves ({@link KernelOptions#of}), and the chunked kernel with 3 and 6 warps where their shared
+     * memory fits the head size (a warp count that does not divide the tiles evenly).
      */
     private static List<KernelOptions> variants(AttentionShape shape, Geometry geometry) {
         KernelOptions defaults = KernelOptions.of(shape, geometry);
         KernelOptions whole = defaults.wholeBlockOptions().orElseThrow();
-        return List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(2, 0, 4), defaults.portable(), defaults);
+        List<KernelOptions> variants = new ArrayList<>(List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(2, 0, 4),
+                defaults.portable(), defaults));
+        for (int warps : new int[] {3, 6}) {
+            try {
+                variants.add(defaults.with(warps, 2, 0, false, 0));
+            } catch (IllegalArgumentException tooMuchSharedMemory) {
+                // 6 warps of head size 256 need more shared memory than a thread block may have
+            }
+        }
+        return variants;
     }
 
     private static String kernel(KernelOptions o) {

@@ -289,7 +289,10 @@ public final class AttentionBenchmark {
     private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
                                       List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                       Timer timer, int rounds) {
-        List<KernelOptions> tried = new ArrayList<>(List.of(defaults, defaults.portable()));
+        // other warp counts at 2 stages: the same 12 warps per multiprocessor as the default's 3 x 4 in
+        // 4 x 3 (B 64 x 4096 unsplit in one wave, no merge pass) and 2 x 6 (in two waves), 6 x 2; 8 x 1
+        List<KernelOptions> tried = new ArrayList<>(List.of(defaults, defaults.portable(), defaults.with(3, 2, 0, false, 0),
+                defaults.with(6, 2, 0, false, 0), defaults.with(2, 2, 0, false, 0), defaults.with(8, 2, 0, false, 0)));
         defaults.wholeBlockOptions().ifPresent(whole -> tried.addAll(List.of(whole, whole.wholeBlocks(3, 0, 2),
                 whole.wholeBlocks(3, 0, 4), whole.wholeBlocks(3, 0, 16), whole.wholeBlocks(2, 0, 1),
                 whole.wholeBlocks(2, 0, 4))));
@@ -321,7 +324,8 @@ public final class AttentionBenchmark {
             int best = 0;
             double bestTotal = Double.MAX_VALUE;
             for (int i = 0; i < tried.size(); i++) {
-                StringBuilder line = new StringBuilder("tune " + launchShape(tried.get(i)) + ":");
+                StringBuilder line = new StringBuilder("tune " + launchShape(tried.get(i)) + " resident/SM="
+                        + ops.get(i).residentPerMultiprocessor() + ":");
                 double total = 0;
                 for (int b = 0; b < tuned; b++) {
                     List<Double> values = new ArrayList<>();
