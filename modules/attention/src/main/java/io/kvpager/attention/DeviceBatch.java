@@ -44,6 +44,7 @@ public final class DeviceBatch implements AutoCloseable {
     private boolean copyPending;
     private DecodeBatch batch;
     private LaunchPlan plan;
+    private int kernel;
     private boolean closed;
 
     DeviceBatch() {
@@ -53,9 +54,9 @@ public final class DeviceBatch implements AutoCloseable {
     /**
      * Queues the copy of {@code batch} (already checked) on {@code stream}, with {@code plan}'s
      * scratch. Waits only for this object's previous copy, which the previous step's kernels
-     * already waited for.
+     * already waited for. {@code kernel} is the index of the launch shape that runs it.
      */
-    void load(DecodeBatch batch, LaunchPlan plan, AttentionShape shape, CUstream stream) {
+    void load(DecodeBatch batch, LaunchPlan plan, AttentionShape shape, CUstream stream, int kernel) {
         if (closed) {
             throw new IllegalStateException("this device batch is closed");
         }
@@ -98,6 +99,7 @@ public final class DeviceBatch implements AutoCloseable {
         copyPending = true;
         this.batch = batch;
         this.plan = plan;
+        this.kernel = kernel;
     }
 
     /** The batch loaded last; null before the first load. */
@@ -108,6 +110,11 @@ public final class DeviceBatch implements AutoCloseable {
     /** Its launch plan. */
     public LaunchPlan plan() {
         return plan;
+    }
+
+    /** Which of the operation's launch shapes runs it. */
+    int kernel() {
+        return kernel;
     }
 
     CUdeviceptr tables() {

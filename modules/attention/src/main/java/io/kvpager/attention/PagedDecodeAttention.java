@@ -13,6 +13,8 @@ import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
@@ -49,10 +51,8 @@ public final class PagedDecodeAttention implements AutoCloseable {
     private final KernelOptions options;
     private final CUdevice device = new CUdevice();
     private final CUcontext context = new CUcontext();
-    private final CUmodule module = new CUmodule();
-    private final CUfunction decode = new CUfunction();
-    private final CUfunction merge = new CUfunction();
-    private final CUfunction decodeBlocks = new CUfunction();
+    /** The launch shapes compiled: the options' first, then the one-wave alternative, if any. */
+    private final List<Kernel> kernels = new ArrayList<>();
     private final CUfunction read = new CUfunction();
     private final CUfunction readBulk = new CUfunction();
     private final int multiprocessors;
@@ -63,10 +63,25 @@ public final class PagedDecodeAttention implements AutoCloseable {
     private final float scaleLog2;
     private boolean closed;
 
-    private PagedDecodeAttention(AttentionShape shape, KvTensors tensors, KernelOptions options, int gpu, KernelCache cache) {
+    /** One compiled launch shape: its module, its functions and how many of its thread blocks fit a multiprocessor. */
+    private static final class Kernel {
+        final KernelOptions options;
+        final CUmodule module = new CUmodule();
+        final CUfunction decode = new CUfunction();
+        final CUfunction merge = new CUfunction();
+        final CUfunction decodeBlocks = new CUfunction();
+        int resident;
+
+        Kernel(KernelOptions options) {
+            this.options = options;
+        }
+    }
+
+    private PagedDecodeAttention(AttentionShape shape, KvTensors tensors, List<KernelOptions> launchShapes, int gpu,
+                                 KernelCache cache) {
         this.shape = shape;
         this.tensors = tensors;
-        this.options = options;
+        this.options = launchShapes.getFirst();
         JCudaDriver.setExceptionsEnabled(true);
         cuInit(0);
         cuDeviceGet(device, gpu);
@@ -83,29 +98,48 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 throw new IllegalArgumentException("the whole-block kernel needs sm_90 or later, this GPU is "
                         + architecture + ": use KernelOptions.portable()");
             }
-            cuModuleLoadData(module, cache.module(architecture, options));
-            cuModuleGetFunction(decode, module, "paged_decode");
-            cuModuleGetFunction(merge, module, "paged_decode_merge");
-            if (options.wholeBlocks()) {
-                cuModuleGetFunction(decodeBlocks, module, "paged_decode_blocks");
+            for (KernelOptions launchShape : launchShapes) {
+                kernels.add(load(launchShape, cache));
             }
-            cuModuleGetFunction(read, module, "paged_read");
-            cuModuleGetFunction(readBulk, module, "paged_read_bulk");
-            CUfunction used = options.wholeBlocks() ? decodeBlocks : decode;
-            cuFuncSetAttribute(used, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    options.sharedBytes());
+            CUmodule first = kernels.getFirst().module;
+            cuModuleGetFunction(read, first, "paged_read");
+            cuModuleGetFunction(readBulk, first, "paged_read_bulk");
             if (computeCapability >= 90) {
                 cuFuncSetAttribute(readBulk, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                         maxSharedBytes);
             }
-            int[] resident = new int[1];
-            cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, used, options.threads(), options.sharedBytes());
-            this.residentPerMultiprocessor = Math.max(1, resident[0]);
+            this.residentPerMultiprocessor = kernels.getFirst().resident;
         } catch (RuntimeException e) {
+            for (Kernel loaded : kernels) {
+                cuModuleUnload(loaded.module);
+            }
             cuDevicePrimaryCtxRelease(device);
             throw e;
         }
         this.scaleLog2 = (float) (1.0 / Math.sqrt(shape.headSize())) * LOG2_E;
+    }
+
+    /** Compiles (or finds in the cache) and loads one launch shape; the context is current. */
+    private Kernel load(KernelOptions launchShape, KernelCache cache) {
+        Kernel kernel = new Kernel(launchShape);
+        cuModuleLoadData(kernel.module, cache.module(architecture, launchShape));
+        try {
+            cuModuleGetFunction(kernel.decode, kernel.module, "paged_decode");
+            cuModuleGetFunction(kernel.merge, kernel.module, "paged_decode_merge");
+            if (launchShape.wholeBlocks()) {
+                cuModuleGetFunction(kernel.decodeBlocks, kernel.module, "paged_decode_blocks");
+            }
+            CUfunction used = launchShape.wholeBlocks() ? kernel.decodeBlocks : kernel.decode;
+            cuFuncSetAttribute(used, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    launchShape.sharedBytes());
+            int[] resident = new int[1];
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, used, launchShape.threads(), launchShape.sharedBytes());
+            kernel.resident = Math.max(1, resident[0]);
+            return kernel;
+        } catch (RuntimeException e) {
+            cuModuleUnload(kernel.module);
+            throw e;
+        }
     }
 
     /**
@@ -116,18 +150,28 @@ public final class PagedDecodeAttention implements AutoCloseable {
      * @throws IllegalStateException when NVRTC is missing (the message says what was looked for)
      */
     public static PagedDecodeAttention create(AttentionShape shape, KvTensors tensors, int gpu, KernelCache cache) {
-        return create(KernelOptions.of(shape, tensors.geometry()), tensors, gpu, cache);
+        Objects.requireNonNull(tensors, "tensors");
+        KernelOptions defaults = KernelOptions.of(shape, tensors.geometry());
+        List<KernelOptions> launchShapes = new ArrayList<>(List.of(defaults));
+        defaults.oneWaveAlternative().ifPresent(launchShapes::add);
+        return create(launchShapes, tensors, gpu, cache);
     }
 
-    /** The same with explicit kernel options (warps, stages). */
+    /** The same with explicit kernel options (warps, stages), the only launch shape used. */
     public static PagedDecodeAttention create(KernelOptions options, KvTensors tensors, int gpu, KernelCache cache) {
+        return create(List.of(options), tensors, gpu, cache);
+    }
+
+    private static PagedDecodeAttention create(List<KernelOptions> launchShapes, KvTensors tensors, int gpu, KernelCache cache) {
         Objects.requireNonNull(tensors, "tensors");
-        options.shape().requireFits(tensors.geometry());
-        if (options.blocksPerPage() != tensors.geometry().blocksPerPage()) {
-            throw new IllegalArgumentException("kernel options for " + options.blocksPerPage()
-                    + " blocks per page, the cache has " + tensors.geometry().blocksPerPage());
+        for (KernelOptions options : launchShapes) {
+            options.shape().requireFits(tensors.geometry());
+            if (options.blocksPerPage() != tensors.geometry().blocksPerPage()) {
+                throw new IllegalArgumentException("kernel options for " + options.blocksPerPage()
+                        + " blocks per page, the cache has " + tensors.geometry().blocksPerPage());
+            }
         }
-        return new PagedDecodeAttention(options.shape(), tensors, options, gpu, cache);
+        return new PagedDecodeAttention(launchShapes.getFirst().shape(), tensors, launchShapes, gpu, cache);
     }
 
     /** A device batch to {@link #load} batches into; the caller closes it. */
@@ -145,19 +189,38 @@ public final class PagedDecodeAttention implements AutoCloseable {
     public LaunchPlan load(DeviceBatch into, DecodeBatch batch, GroupBlocks held, CUstream stream) {
         requireOpen();
         batch.check(shape, tensors.geometry(), held);
-        int perMultiprocessor = options.blocksPerMultiprocessor();
-        LaunchPlan plan;
-        if (options.wholeBlocks()) {
-            int fit = perMultiprocessor == 0 ? residentPerMultiprocessor : Math.min(perMultiprocessor, residentPerMultiprocessor);
-            plan = StreamPlan.of(batch, multiprocessors * fit);
-        } else {
-            plan = perMultiprocessor == 0
-                    ? SplitPlan.waves(batch, shape.kvHeads(), multiprocessors * residentPerMultiprocessor)
-                    : SplitPlan.of(batch, shape.kvHeads(), multiprocessors, perMultiprocessor);
+        int chosen = 0;
+        LaunchPlan plan = plan(kernels.getFirst(), batch);
+        for (int k = 1; k < kernels.size(); k++) {
+            // a batch that needs a merge pass with the first shape, but runs whole in one wave of another's
+            int resident = multiprocessors * kernels.get(k).resident;
+            SplitPlan alternative = SplitPlan.waves(batch, shape.kvHeads(), resident);
+            if (plan instanceof SplitPlan split && split.maxSplits() > 1 && alternative.isOneWhole(batch, shape.kvHeads(), resident)) {
+                chosen = k;
+                plan = alternative;
+                break;
+            }
         }
         cuCtxSetCurrent(context);
-        into.load(batch, plan, shape, stream);
+        into.load(batch, plan, shape, stream, chosen);
         return plan;
+    }
+
+    private LaunchPlan plan(Kernel kernel, DecodeBatch batch) {
+        int perMultiprocessor = kernel.options.blocksPerMultiprocessor();
+        if (kernel.options.wholeBlocks()) {
+            int fit = perMultiprocessor == 0 ? kernel.resident : Math.min(perMultiprocessor, kernel.resident);
+            return StreamPlan.of(batch, multiprocessors * fit);
+        }
+        return perMultiprocessor == 0
+                ? SplitPlan.waves(batch, shape.kvHeads(), multiprocessors * kernel.resident)
+                : SplitPlan.of(batch, shape.kvHeads(), multiprocessors, perMultiprocessor);
+    }
+
+    /** The launch shape the batch last loaded into {@code batch} runs with. */
+    public KernelOptions launchShape(DeviceBatch batch) {
+        requireLoaded(batch);
+        return kernels.get(batch.kernel()).options;
     }
 
     /**
@@ -176,6 +239,8 @@ public final class PagedDecodeAttention implements AutoCloseable {
         long bytes = shape.queryBytes(loaded.sequences());
         query.requireAtLeast(bytes, "query");
         out.requireAtLeast(bytes, "output");
+        Kernel kernel = kernels.get(batch.kernel());
+        KernelOptions options = kernel.options;
         cuCtxSetCurrent(context);
         if (batch.plan() instanceof StreamPlan plan) {
             Pointer arguments = Pointer.to(
@@ -185,7 +250,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
                     Pointer.to(new long[] {keys}), Pointer.to(new long[] {values}),
                     Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
                     Pointer.to(new int[] {loaded.sequences()}), Pointer.to(new float[] {scaleLog2}));
-            cuLaunchKernel(decodeBlocks, plan.ctas(), 1, 1, options.threads(), 1, 1, options.sharedBytes(), stream, arguments,
+            cuLaunchKernel(kernel.decodeBlocks, plan.ctas(), 1, 1, options.threads(), 1, 1, options.sharedBytes(), stream, arguments,
                     null);
             return;
         }
@@ -199,14 +264,14 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 Pointer.to(new float[] {scaleLog2}));
         int gridX = options.headsFirst() ? shape.kvHeads() : plan.maxSplits();
         int gridY = options.headsFirst() ? plan.maxSplits() : shape.kvHeads();
-        cuLaunchKernel(decode, gridX, gridY, loaded.sequences(), options.threads(), 1, 1,
+        cuLaunchKernel(kernel.decode, gridX, gridY, loaded.sequences(), options.threads(), 1, 1,
                 options.sharedBytes(), stream, decodeArguments, null);
         if (plan.maxSplits() > 1) {
             Pointer mergeArguments = Pointer.to(
                     Pointer.to(out.pointer()), Pointer.to(batch.partial()), Pointer.to(batch.stats()),
                     Pointer.to(batch.lengths()), Pointer.to(new int[] {plan.chunkTokens()}),
                     Pointer.to(new int[] {plan.maxSplits()}));
-            cuLaunchKernel(merge, shape.queryHeads(), loaded.sequences(), 1, shape.headSize(), 1, 1, 0, stream,
+            cuLaunchKernel(kernel.merge, shape.queryHeads(), loaded.sequences(), 1, shape.headSize(), 1, 1, 0, stream,
                     mergeArguments, null);
         }
     }
@@ -273,6 +338,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
         return tensors;
     }
 
+    /** The first launch shape: the only one for options given explicitly, else the default. */
     public KernelOptions options() {
         return options;
     }
@@ -282,7 +348,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
         return multiprocessors;
     }
 
-    /** Thread blocks of the kernel that fit on one multiprocessor at once. */
+    /** Thread blocks of the first launch shape's kernel that fit on one multiprocessor at once. */
     public int residentPerMultiprocessor() {
         return residentPerMultiprocessor;
     }
@@ -301,7 +367,9 @@ public final class PagedDecodeAttention implements AutoCloseable {
         closed = true;
         try {
             cuCtxSetCurrent(context);
-            cuModuleUnload(module);
+            for (Kernel kernel : kernels) {
+                cuModuleUnload(kernel.module);
+            }
         } finally {
             cuDevicePrimaryCtxRelease(device);
         }

@@ -92,6 +92,15 @@ public record SplitPlan(int chunkTokens, int maxSplits) implements LaunchPlan {
         return best;
     }
 
+    /**
+     * Whether this plan runs {@code batch} whole in one wave of {@code resident} thread blocks:
+     * no sequence cut (so no merge pass) and every (sequence, KV head) pair's thread block resident
+     * at once (so no second wave).
+     */
+    public boolean isOneWhole(DecodeBatch batch, int kvHeads, int resident) {
+        return maxSplits == 1 && (long) batch.sequences() * kvHeads <= resident;
+    }
+
     /** Chunks of a sequence of {@code length} tokens. */
     public int splits(int length) {
         return (length + chunkTokens - 1) / chunkTokens;

@@ -44,6 +44,19 @@ class KernelCacheTest {
     }
 
     @Test
+    void theDefaultsOneWaveAlternativeIsThreeWarpsOfTheSameStagesWhereTheyFit() {
+        KernelOptions defaults = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 0);
+        assertThat(defaults.oneWaveAlternative()).contains(defaults.with(3, 2, 0, false, 0));
+        assertThat(defaults.oneWaveAlternative().orElseThrow().sharedBytes()).isLessThan(defaults.sharedBytes());
+        assertThat(defaults.with(3, 2, 0, false, 0).oneWaveAlternative()).as("already 3 warps").isEmpty();
+        assertThat(defaults.portable().oneWaveAlternative()).as("a plan of its own per multiprocessor").isEmpty();
+        assertThat(defaults.wholeBlockOptions().orElseThrow().oneWaveAlternative()).as("the whole-block kernel").isEmpty();
+        // head size 256, 16 query heads per KV head: 3 warps of 2 stages still fit a thread block
+        KernelOptions wide = new KernelOptions(new AttentionShape(32, 2, 256, 16, KvDtype.BF16), 64, 4, 2, 0, false, 0);
+        assertThat(wide.oneWaveAlternative()).contains(wide.with(3, 2, 0, false, 0));
+    }
+
+    @Test
     void theSourceShipsWithTheModule() {
         assertThat(KernelCache.source()).contains("extern \"C\" __global__", "paged_decode", "paged_decode_merge", "paged_read");
     }

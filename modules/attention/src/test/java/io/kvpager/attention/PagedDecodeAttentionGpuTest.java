@@ -172,6 +172,97 @@ class PagedDecodeAttentionGpuTest {
     }
 
     /**
+     * A batch the default launch shape would have to cut and merge (one thread block more than
+     * fit at once) runs whole in one wave of its 3-warp alternative, and still matches the
+     * reference: 2 KV heads, 8 query heads, every sequence over the same 128 blocks (a shared
+     * prefix), lengths from 2033 to 2048 tokens.
+     */
+    @Test
+    void theDefaultRunsABatchItWouldCutWholeInOneWaveOfThreeWarps() {
+        AttentionShape shape = new AttentionShape(8, 2, 128, 16, KvDtype.BF16);
+        Geometry geometry = new Geometry(LAYERS, 2, shape.blockBytes(), 2L << 20, 2, Layout.PAGE_MAJOR);
+        SplittableRandom random = new SplittableRandom(2048);
+        try (MappedPool pool = new MappedPool(device, geometry, random);
+             PagedDecodeAttention attention = PagedDecodeAttention.create(shape, pool.tensors, 0, cache);
+             DeviceBatch deviceBatch = attention.newBatch()) {
+            int sequences = attention.multiprocessors() * attention.residentPerMultiprocessor() / shape.kvHeads() + 1;
+            int[] prefix = new int[128];
+            for (int k = 0; k < prefix.length; k++) {
+                prefix[k] = 2 * k + 1;
+            }
+            GroupBlocks held = new GroupBlocks(geometry.totalBlocks());
+            held.add(prefix);
+            for (int b : prefix) {
+                for (int buffer = 0; buffer < 2; buffer++) {
+                    for (int t = 0; t < shape.blockTokens(); t++) {
+                        for (int h = 0; h < shape.kvHeads(); h++) {
+                            for (int d = 0; d < shape.headSize(); d++) {
+                                pool.set(shape, LAYER, buffer, b, t, h, d, shape.dtype().encode((float) random.nextDouble(-1, 1)));
+                            }
+                        }
+                    }
+                }
+            }
+            pool.upload();
+            int[][] tables = new int[sequences][];
+            int[] lengths = new int[sequences];
+            for (int s = 0; s < sequences; s++) {
+                tables[s] = prefix;
+                lengths[s] = 2048 - s % 16;
+            }
+            DecodeBatch batch = DecodeBatch.of(tables, lengths);
+            double[][][] query = new double[sequences][shape.queryHeads()][shape.headSize()];
+            short[] queryBits = new short[(int) (shape.queryBytes(sequences) / 2)];
+            int i = 0;
+            for (double[][] sequence : query) {
+                for (double[] head : sequence) {
+                    for (int d = 0; d < head.length; d++) {
+                        short bits = shape.dtype().encode((float) random.nextDouble(-4, 4));
+                        head[d] = shape.dtype().decode(bits);
+                        queryBits[i++] = bits;
+                    }
+                }
+            }
+            assertThat(SplitPlan.waves(batch, shape.kvHeads(), attention.multiprocessors() * attention.residentPerMultiprocessor())
+                    .maxSplits()).as("the default launch shape alone cuts this batch").isGreaterThan(1);
+
+            long bytes = shape.queryBytes(sequences);
+            CUdeviceptr q = alloc(bytes);
+            CUdeviceptr o = alloc(bytes);
+            cuStreamCreate(stream, 0);
+            short[] out = new short[queryBits.length];
+            try {
+                cuMemcpyHtoD(q, Pointer.to(queryBits), bytes);
+                LaunchPlan plan = attention.load(deviceBatch, batch, held, stream);
+                assertThat(attention.launchShape(deviceBatch).warps()).as("the one-wave alternative runs it").isEqualTo(3);
+                assertThat(plan).isInstanceOf(SplitPlan.class);
+                assertThat(((SplitPlan) plan).maxSplits()).as("whole: no merge pass").isEqualTo(1);
+                attention.launch(deviceBatch, LAYER, new DeviceBuffer(q, bytes), new DeviceBuffer(o, bytes), stream);
+                cuStreamSynchronize(stream);
+                cuMemcpyDtoH(Pointer.to(out), o, bytes);
+            } finally {
+                cuMemFree(q);
+                cuMemFree(o);
+                cuStreamDestroy(stream);
+            }
+            double[][][] expected = ReferenceAttention.compute(shape, batch, query,
+                    (buffer, block, token, head, dim) -> shape.dtype().decode(pool.get(shape, LAYER, buffer, block, token, head, dim)));
+            double worst = 0;
+            i = 0;
+            for (int s = 0; s < sequences; s++) {
+                for (int h = 0; h < shape.queryHeads(); h++) {
+                    for (int d = 0; d < shape.headSize(); d++) {
+                        worst = Math.max(worst, Math.abs(shape.dtype().decode(out[i++]) - expected[s][h][d]));
+                    }
+                }
+            }
+            System.out.printf("attention %s, %d sequences in one wave of 3 warps: max |error| %.2e (tolerance %.2e)%n", shape,
+                    sequences, worst, 0x1p-7);
+            assertThat(worst).isLessThanOrEqualTo(0x1p-7);
+        }
+    }
+
+    /**
      * The launch shapes every case runs: the whole-block kernel (3 stages, a copy per token row), the
      * same with 2 tokens per copy, with 2 stages and 4 tokens per copy, the chunked kernel with 16
      * thread blocks per multiprocessor ({@link KernelOptions#portable}) and with the default whole

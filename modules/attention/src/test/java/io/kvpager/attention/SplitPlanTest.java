@@ -42,6 +42,24 @@ class SplitPlanTest {
     }
 
     @Test
+    void aBatchThatRunsWholeInOneWaveNeedsNoMergeAndNoSecondWave() {
+        // B 64 x 4096 over 8 KV heads: 512 thread blocks. 3 resident per multiprocessor (the default's
+        // 4 warps at head size 128) is 396: it must cut; 4 resident (3 warps) is 528: one wave, whole.
+        DecodeBatch b64 = uniform(64, 4096);
+        assertThat(SplitPlan.waves(b64, 8, 396).isOneWhole(b64, 8, 396)).isFalse();
+        SplitPlan fourPerMultiprocessor = SplitPlan.waves(b64, 8, 528);
+        assertThat(fourPerMultiprocessor).isEqualTo(new SplitPlan(4096, 1));
+        assertThat(fourPerMultiprocessor.isOneWhole(b64, 8, 528)).isTrue();
+        // whole, but in four waves: a second wave is not one wave
+        DecodeBatch b256 = uniform(256, 1024);
+        assertThat(SplitPlan.waves(b256, 8, 528).isOneWhole(b256, 8, 528)).isFalse();
+        // one wave, but cut: B 16 x 16384 needs chunks to fill the GPU
+        DecodeBatch b16 = uniform(16, 16384);
+        assertThat(SplitPlan.waves(b16, 8, 528).isOneWhole(b16, 8, 528)).isFalse();
+        assertThat(new SplitPlan(4096, 1).isOneWhole(b64, 8, 511)).as("one thread block too many").isFalse();
+    }
+
+    @Test
     void everyTokenFallsInExactlyOneChunk() {
         DecodeBatch batch = DecodeBatch.of(new int[][] {new int[200], new int[2]}, new int[] {3199, 17});
         SplitPlan plan = SplitPlan.of(batch, 2, 132);

@@ -23,6 +23,7 @@ import io.kvpager.attention.KernelCache;
 import io.kvpager.attention.KernelOptions;
 import io.kvpager.attention.KvDtype;
 import io.kvpager.attention.KvTensors;
+import io.kvpager.attention.LaunchPlan;
 import io.kvpager.attention.PagedDecodeAttention;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
@@ -206,20 +207,21 @@ public final class AttentionBenchmark {
             for (int[] s : SHAPES) {
                 batches.add(batch(ids, s[0], s[1]));
             }
-            KernelOptions chosen = tune(KernelOptions.of(shape, geometry), paged, kernels, held, batches, query, out, stream,
+            LaunchShapes chosen = tune(KernelOptions.of(shape, geometry), paged, kernels, held, batches, query, out, stream,
                     timer, rounds);
-            try (PagedDecodeAttention onPages = PagedDecodeAttention.create(chosen, paged, 0, kernels);
-                 PagedDecodeAttention onBuffer = PagedDecodeAttention.create(chosen, contiguous, 0, kernels)) {
+            try (PagedDecodeAttention onPages = chosen.create(paged, kernels);
+                 PagedDecodeAttention onBuffer = chosen.create(contiguous, kernels)) {
                 System.out.printf("kernel %s for %s, %d multiprocessors x %d resident thread blocks, %s, %d B shared%n",
                         onPages.architecture(), shape, onPages.multiprocessors(), onPages.residentPerMultiprocessor(),
-                        launchShape(chosen), chosen.sharedBytes());
+                        chosen.name(), onPages.options().sharedBytes());
                 List<DeviceBatch> onPagesBatches = new ArrayList<>();
                 List<DeviceBatch> onBufferBatches = new ArrayList<>();
                 for (int i = 0; i < SHAPES.length; i++) {
                     DecodeBatch batch = batches.get(i);
                     DeviceBatch a = onPages.newBatch();
                     DeviceBatch b = onBuffer.newBatch();
-                    System.out.printf("B=%d S=%d: %s%n", SHAPES[i][0], SHAPES[i][1], onPages.load(a, batch, held, stream));
+                    LaunchPlan plan = onPages.load(a, batch, held, stream);
+                    System.out.printf("B=%d S=%d: %s, %s%n", SHAPES[i][0], SHAPES[i][1], plan, launchShape(onPages.launchShape(a)));
                     onBuffer.load(b, batch, held, stream);
                     onPagesBatches.add(a);
                     onBufferBatches.add(b);
@@ -283,25 +285,53 @@ public final class AttentionBenchmark {
     }
 
     /**
+     * What an engine gets ({@code perBatch}: {@code options} are the defaults, used with their
+     * one-wave alternative for the batches it runs whole in one wave) or {@code options} alone.
+     */
+    record LaunchShapes(KernelOptions options, boolean perBatch) {
+
+        PagedDecodeAttention create(KvTensors tensors, KernelCache kernels) {
+            return perBatch ? PagedDecodeAttention.create(options.shape(), tensors, 0, kernels)
+                    : PagedDecodeAttention.create(options, tensors, 0, kernels);
+        }
+
+        String name() {
+            if (!perBatch) {
+                return launchShape(options);
+            }
+            return "default, per batch: " + launchShape(options) + options.oneWaveAlternative()
+                    .map(o -> ", or warps=" + o.warps() + " for a batch it runs whole in one wave").orElse("");
+        }
+    }
+
+    /**
      * The launch shapes tried, in alternating rounds over the pages, on every batch shape; the one
      * with the least total time is used for the table.
      */
-    private static KernelOptions tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
-                                      List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
-                                      Timer timer, int rounds) {
-        // other warp counts at 2 stages: the same 12 warps per multiprocessor as the default's 3 x 4 in
-        // 4 x 3 (B 64 x 4096 unsplit in one wave, no merge pass) and 2 x 6 (in two waves), 6 x 2; 8 x 1
-        List<KernelOptions> tried = new ArrayList<>(List.of(defaults, defaults.portable(), defaults.with(3, 2, 0, false, 0),
-                defaults.with(6, 2, 0, false, 0), defaults.with(2, 2, 0, false, 0), defaults.with(8, 2, 0, false, 0)));
-        defaults.wholeBlockOptions().ifPresent(whole -> tried.addAll(List.of(whole, whole.wholeBlocks(3, 0, 2),
-                whole.wholeBlocks(3, 0, 4), whole.wholeBlocks(3, 0, 16), whole.wholeBlocks(2, 0, 1),
-                whole.wholeBlocks(2, 0, 4))));
+    private static LaunchShapes tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
+                                     List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
+                                     Timer timer, int rounds) {
+        // the default as an engine gets it first; then other warp counts at 2 stages alone: the same 12
+        // warps per multiprocessor as the default's 3 x 4 in 4 x 3 (B 64 x 4096 unsplit in one wave, no
+        // merge pass) and 2 x 6 (in two waves), 6 x 2; 8 x 1
+        List<LaunchShapes> tried = new ArrayList<>();
+        tried.add(new LaunchShapes(defaults, true));
+        for (KernelOptions options : List.of(defaults, defaults.portable(), defaults.with(3, 2, 0, false, 0),
+                defaults.with(6, 2, 0, false, 0), defaults.with(2, 2, 0, false, 0), defaults.with(8, 2, 0, false, 0))) {
+            tried.add(new LaunchShapes(options, false));
+        }
+        defaults.wholeBlockOptions().ifPresent(whole -> {
+            for (KernelOptions options : List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(3, 0, 4),
+                    whole.wholeBlocks(3, 0, 16), whole.wholeBlocks(2, 0, 1), whole.wholeBlocks(2, 0, 4))) {
+                tried.add(new LaunchShapes(options, false));
+            }
+        });
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
         try {
-            for (KernelOptions options : tried) {
-                PagedDecodeAttention op = PagedDecodeAttention.create(options, paged, 0, kernels);
+            for (LaunchShapes options : tried) {
+                PagedDecodeAttention op = options.create(paged, kernels);
                 ops.add(op);
                 List<DeviceBatch> mine = new ArrayList<>();
                 for (int b = 0; b < tuned; b++) {
@@ -324,7 +354,7 @@ public final class AttentionBenchmark {
             int best = 0;
             double bestTotal = Double.MAX_VALUE;
             for (int i = 0; i < tried.size(); i++) {
-                StringBuilder line = new StringBuilder("tune " + launchShape(tried.get(i)) + " resident/SM="
+                StringBuilder line = new StringBuilder("tune " + tried.get(i).name() + " resident/SM="
                         + ops.get(i).residentPerMultiprocessor() + ":");
                 double total = 0;
                 for (int b = 0; b < tuned; b++) {
@@ -343,7 +373,7 @@ public final class AttentionBenchmark {
                     best = i;
                 }
             }
-            System.out.println("tune: using " + launchShape(tried.get(best)));
+            System.out.println("tune: using " + tried.get(best).name());
             return tried.get(best);
         } finally {
             cuStreamSynchronize(stream);
