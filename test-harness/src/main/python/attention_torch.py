@@ -5,6 +5,10 @@ bf16 cache of the same shape as the paged one: queries (B, Hq, 1, D), keys and v
 (B, Hkv, S, D), grouped-query attention through enable_gqa. Timed with CUDA events, the same
 number of launches per round as the Java side; prints one line per shape:
     row BxS median_us min_us max_us
+
+With --serve it times one round per request instead, so that its rounds alternate with the Java
+side's: it prints "ready" once the tensors are on the GPU, then for each line "round" read from
+standard input one line "time BxS us" per shape and "done"; it ends at "quit" or the end of input.
 """
 import argparse
 import statistics
@@ -21,6 +25,7 @@ def main():
     parser.add_argument("--launches", type=int, default=10)
     parser.add_argument("--heads", default="32/8", help="query heads / KV heads")
     parser.add_argument("--head-size", type=int, default=128)
+    parser.add_argument("--serve", action="store_true", help="one round per 'round' line on standard input")
     args = parser.parse_args()
     hq, hkv = (int(x) for x in args.heads.split("/"))
     d = args.head_size
@@ -37,19 +42,41 @@ def main():
         cases.append((shape, q, k, v))
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
+
+    def micros(q, k, v):
+        for _ in range(2):
+            F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        start.record()
+        for _ in range(args.launches):
+            F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) * 1000.0 / args.launches
+
+    if args.serve:
+        return serve(cases, micros)
     times = {shape: [] for shape, *_ in cases}
     for _ in range(args.rounds):
         for shape, q, k, v in cases:
-            for _ in range(2):
-                F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-            start.record()
-            for _ in range(args.launches):
-                F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-            stop.record()
-            stop.synchronize()
-            times[shape].append(start.elapsed_time(stop) * 1000.0 / args.launches)
+            times[shape].append(micros(q, k, v))
     for shape, values in times.items():
         print(f"row {shape} {statistics.median(values):.1f} {min(values):.1f} {max(values):.1f}", flush=True)
+    return 0
+
+
+def serve(cases, micros):
+    """One round over every shape per "round" line of standard input, until "quit" or its end."""
+    print("ready", flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "quit":
+            break
+        if command != "round":
+            print(f"error: unknown request {command!r}", flush=True)
+            return 2
+        for shape, q, k, v in cases:
+            print(f"time {shape} {micros(q, k, v):.2f}", flush=True)
+        print("done", flush=True)
     return 0
 
 

@@ -33,11 +33,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -63,10 +59,10 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
  * batch shape, the paged-read floors (kernels that only read the same blocks: 16-byte loads, and
  * the copy engine in several launch shapes, {@link #FLOORS}; the fastest is the table's floor),
  * the attention kernel over pages a real cache mapped (shuffled block tables), and the same kernel over one
- * {@code cuMemAlloc} buffer of the same geometry; then torch's {@code scaled_dot_product_attention}
- * on a contiguous cache of the same shape (a Python script beside this runner, when
- * {@code python3} with torch is there). Figures are effective KV bandwidth: K and V bytes read
- * over time.
+ * {@code cuMemAlloc} buffer of the same geometry; and torch's {@code scaled_dot_product_attention}
+ * on a contiguous cache of the same shape, one round of its own after each of ours (a
+ * {@link TorchPeer}: the Python script beside this runner in its serve mode, when {@code python3}
+ * with torch is there). Figures are effective KV bandwidth: K and V bytes read over time.
  *
  * <p>Arguments: {@code [--rounds N] [--torch path/to/attention_torch.py] [--tests]}; {@code --tests}
  * first runs the attention module's GPU tests (JUnit, tag {@code gpu}) and exits non-zero if one
@@ -152,7 +148,7 @@ public final class AttentionBenchmark {
         return listener.getSummary();
     }
 
-    static List<Row> run(Vertx vertx, int rounds, Path torchScript) throws IOException, InterruptedException {
+    static List<Row> run(Vertx vertx, int rounds, Path torchScript) {
         AttentionShape shape = new AttentionShape(QUERY_HEADS, KV_HEADS, HEAD_SIZE, BLOCK_TOKENS, KvDtype.BF16);
         int blocks = TOKENS / BLOCK_TOKENS;
         int perPage = (int) ((2L << 20) / shape.blockBytes());
@@ -228,26 +224,30 @@ public final class AttentionBenchmark {
                 }
                 Map<Integer, List<Double>> kernelOnPages = new HashMap<>();
                 Map<Integer, List<Double>> kernelOnBuffer = new HashMap<>();
+                Map<String, List<Double>> torch = new HashMap<>();
                 double[][][] floors = new double[FLOORS.length][SHAPES.length][rounds];
-                for (int round = 0; round < rounds; round++) {
-                    for (int i = 0; i < SHAPES.length; i++) {
-                        DeviceBatch a = onPagesBatches.get(i);
-                        DeviceBatch b = onBufferBatches.get(i);
-                        for (int f = 0; f < FLOORS.length; f++) {
-                            int[] floor = FLOORS[f];
-                            floors[f][i][round] = timer.micros(() -> {
-                                if (floor[0] == 0) {
-                                    onPages.launchReadFloor(a, 0, stream);
-                                } else {
-                                    onPages.launchBulkReadFloor(a, 0, floor[0], floor[1], floor[2], stream);
-                                }
-                            });
+                // torch's rounds alternate with ours: one of its own after each of ours, on the same GPU
+                try (TorchPeer peer = torchPeer(torchScript)) {
+                    for (int round = 0; round < rounds; round++) {
+                        for (int i = 0; i < SHAPES.length; i++) {
+                            DeviceBatch a = onPagesBatches.get(i);
+                            DeviceBatch b = onBufferBatches.get(i);
+                            for (int f = 0; f < FLOORS.length; f++) {
+                                int[] floor = FLOORS[f];
+                                floors[f][i][round] = timer.micros(() -> {
+                                    if (floor[0] == 0) {
+                                        onPages.launchReadFloor(a, 0, stream);
+                                    } else {
+                                        onPages.launchBulkReadFloor(a, 0, floor[0], floor[1], floor[2], stream);
+                                    }
+                                });
+                            }
+                            kernelOnPages.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launch(a, 0, query, out, stream)));
+                            kernelOnBuffer.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onBuffer.launch(b, 0, query, out, stream)));
                         }
-                        kernelOnPages.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onPages.launch(a, 0, query, out, stream)));
-                        kernelOnBuffer.computeIfAbsent(i, k -> new ArrayList<>()).add(timer.micros(() -> onBuffer.launch(b, 0, query, out, stream)));
+                        TorchPeer.add(torch, peer.round());
                     }
                 }
-                Map<String, Stat> torch = torch(torchScript, rounds);
                 for (int i = 0; i < SHAPES.length; i++) {
                     Stat fastest = null;
                     String named = "";
@@ -261,9 +261,10 @@ public final class AttentionBenchmark {
                         }
                     }
                     System.out.printf("floor B=%d: the fastest is %s%n", SHAPES[i][0], named);
+                    List<Double> torchRounds = torch.get(SHAPES[i][0] + "x" + SHAPES[i][1]);
                     rows.add(new Row(SHAPES[i][0], SHAPES[i][1], batches.get(i).kvBytes(shape), fastest,
                             Stat.of(kernelOnPages.get(i)), Stat.of(kernelOnBuffer.get(i)),
-                            torch.get(SHAPES[i][0] + "x" + SHAPES[i][1])));
+                            torchRounds == null ? null : Stat.of(torchRounds)));
                 }
                 cuStreamSynchronize(stream);
                 for (DeviceBatch d : onPagesBatches) {
@@ -411,40 +412,14 @@ public final class AttentionBenchmark {
         return DecodeBatch.of(tables, lengths);
     }
 
-    /** Runs the torch peer; rows keyed "BxS". Empty, with the reason printed, where it cannot run. */
-    static Map<String, Stat> torch(Path script, int rounds) throws IOException, InterruptedException {
-        Map<String, Stat> rows = new HashMap<>();
-        if (!Files.isRegularFile(script)) {
-            System.out.println("torch peer: no script at " + script);
-            return rows;
-        }
-        List<String> command = new ArrayList<>(List.of("python3", script.toString(), "--rounds", String.valueOf(rounds),
-                "--heads", QUERY_HEADS + "/" + KV_HEADS, "--head-size", String.valueOf(HEAD_SIZE)));
+    /** The torch peer for {@code script} in serve mode; a failed peer, the reason printed, where it cannot run. */
+    static TorchPeer torchPeer(Path script) {
+        List<String> command = new ArrayList<>(List.of("python3", script.toString(), "--serve", "--launches",
+                String.valueOf(LAUNCHES), "--heads", QUERY_HEADS + "/" + KV_HEADS, "--head-size", String.valueOf(HEAD_SIZE)));
         for (int[] s : SHAPES) {
             command.add(s[0] + "x" + s[1]);
         }
-        Process process;
-        try {
-            process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        } catch (IOException e) {
-            System.out.println("torch peer: cannot start python3: " + e.getMessage());
-            return rows;
-        }
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = reader.readLine()) != null) {
-                System.out.println("torch peer: " + line);
-                String[] f = line.trim().split("\\s+");
-                if (f.length == 5 && f[0].equals("row")) {
-                    rows.put(f[1], new Stat(Double.parseDouble(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4])));
-                }
-            }
-        }
-        int exit = process.waitFor();
-        if (exit != 0) {
-            System.out.println("torch peer: exited with " + exit);
-        }
-        return rows;
+        return Files.isRegularFile(script) ? TorchPeer.start(command) : TorchPeer.none("no script at " + script);
     }
 
     static void print(List<Row> rows, int rounds) {

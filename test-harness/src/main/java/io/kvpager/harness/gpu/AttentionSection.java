@@ -1,8 +1,6 @@
 package io.kvpager.harness.gpu;
 
 import io.vertx.core.Vertx;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -25,14 +23,7 @@ final class AttentionSection implements GpuSection {
     public Report run(Vertx vertx, boolean quick) {
         int rounds = quick ? 3 : 5;
         System.out.println("== decode attention over kvpager's pages");
-        try {
-            List<AttentionBenchmark.Row> rows = AttentionBenchmark.run(vertx, rounds, TORCH_SCRIPT);
-            return new Report(AttentionBenchmark.table(rows, rounds), false);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while timing attention", e);
-        }
+        List<AttentionBenchmark.Row> rows = AttentionBenchmark.run(vertx, rounds, TORCH_SCRIPT);
+        return new Report(AttentionBenchmark.table(rows, rounds), false);
     }
 }
