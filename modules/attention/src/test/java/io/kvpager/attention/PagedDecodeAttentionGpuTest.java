@@ -20,6 +20,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -118,31 +119,10 @@ class PagedDecodeAttentionGpuTest {
                 }
                 held.add(Arrays.stream(tables[s], shared, tables[s].length).toArray());
             }
-            for (int b = 0; b < geometry.totalBlocks(); b++) {
-                for (int buffer = 0; buffer < 2; buffer++) {
-                    for (int t = 0; t < bt; t++) {
-                        for (int h = 0; h < shape.kvHeads(); h++) {
-                            for (int d = 0; d < shape.headSize(); d++) {
-                                pool.set(shape, LAYER, buffer, b, t, h, d, shape.dtype().encode((float) random.nextDouble(-1, 1)));
-                            }
-                        }
-                    }
-                }
-            }
-            pool.upload();
+            fillRandom(pool, shape, IntStream.range(0, geometry.totalBlocks()).toArray(), random);
             DecodeBatch batch = DecodeBatch.of(tables, lengths);
             double[][][] query = new double[lengths.length][shape.queryHeads()][shape.headSize()];
-            short[] queryBits = new short[(int) (shape.queryBytes(lengths.length) / 2)];
-            int i = 0;
-            for (double[][] sequence : query) {
-                for (double[] head : sequence) {
-                    for (int d = 0; d < head.length; d++) {
-                        short bits = shape.dtype().encode((float) random.nextDouble(-4, 4));
-                        head[d] = shape.dtype().decode(bits);
-                        queryBits[i++] = bits;
-                    }
-                }
-            }
+            short[] queryBits = randomQueries(shape, query, random);
             double[][][] expected = ReferenceAttention.compute(shape, batch, query,
                     (buffer, block, token, head, dim) -> shape.dtype().decode(pool.get(shape, LAYER, buffer, block, token, head, dim)));
 
@@ -151,7 +131,7 @@ class PagedDecodeAttentionGpuTest {
                 short[] out = run(options, pool.tensors, batch, held, queryBits);
                 double worst = 0;
                 String where = "";
-                i = 0;
+                int i = 0;
                 for (int s = 0; s < lengths.length; s++) {
                     for (int h = 0; h < shape.queryHeads(); h++) {
                         for (int d = 0; d < shape.headSize(); d++) {
@@ -192,18 +172,7 @@ class PagedDecodeAttentionGpuTest {
             }
             GroupBlocks held = new GroupBlocks(geometry.totalBlocks());
             held.add(prefix);
-            for (int b : prefix) {
-                for (int buffer = 0; buffer < 2; buffer++) {
-                    for (int t = 0; t < shape.blockTokens(); t++) {
-                        for (int h = 0; h < shape.kvHeads(); h++) {
-                            for (int d = 0; d < shape.headSize(); d++) {
-                                pool.set(shape, LAYER, buffer, b, t, h, d, shape.dtype().encode((float) random.nextDouble(-1, 1)));
-                            }
-                        }
-                    }
-                }
-            }
-            pool.upload();
+            fillRandom(pool, shape, prefix, random);
             int[][] tables = new int[sequences][];
             int[] lengths = new int[sequences];
             for (int s = 0; s < sequences; s++) {
@@ -212,17 +181,7 @@ class PagedDecodeAttentionGpuTest {
             }
             DecodeBatch batch = DecodeBatch.of(tables, lengths);
             double[][][] query = new double[sequences][shape.queryHeads()][shape.headSize()];
-            short[] queryBits = new short[(int) (shape.queryBytes(sequences) / 2)];
-            int i = 0;
-            for (double[][] sequence : query) {
-                for (double[] head : sequence) {
-                    for (int d = 0; d < head.length; d++) {
-                        short bits = shape.dtype().encode((float) random.nextDouble(-4, 4));
-                        head[d] = shape.dtype().decode(bits);
-                        queryBits[i++] = bits;
-                    }
-                }
-            }
+            short[] queryBits = randomQueries(shape, query, random);
             assertThat(SplitPlan.waves(batch, shape.kvHeads(), attention.multiprocessors() * attention.residentPerMultiprocessor())
                     .maxSplits()).as("the default launch shape alone cuts this batch").isGreaterThan(1);
 
@@ -248,7 +207,7 @@ class PagedDecodeAttentionGpuTest {
             double[][][] expected = ReferenceAttention.compute(shape, batch, query,
                     (buffer, block, token, head, dim) -> shape.dtype().decode(pool.get(shape, LAYER, buffer, block, token, head, dim)));
             double worst = 0;
-            i = 0;
+            int i = 0;
             for (int s = 0; s < sequences; s++) {
                 for (int h = 0; h < shape.queryHeads(); h++) {
                     for (int d = 0; d < shape.headSize(); d++) {
@@ -362,6 +321,38 @@ class PagedDecodeAttentionGpuTest {
             cuMemFree(o);
             cuStreamDestroy(own);
         }
+    }
+
+    /** Every element of K and V of {@code blocks} in layer {@link #LAYER} random in [-1, 1), then on the GPU. */
+    private static void fillRandom(MappedPool pool, AttentionShape shape, int[] blocks, SplittableRandom random) {
+        for (int b : blocks) {
+            for (int buffer = 0; buffer < 2; buffer++) {
+                for (int t = 0; t < shape.blockTokens(); t++) {
+                    for (int h = 0; h < shape.kvHeads(); h++) {
+                        for (int d = 0; d < shape.headSize(); d++) {
+                            pool.set(shape, LAYER, buffer, b, t, h, d, shape.dtype().encode((float) random.nextDouble(-1, 1)));
+                        }
+                    }
+                }
+            }
+        }
+        pool.upload();
+    }
+
+    /** Fills {@code query} with random values in [-4, 4) as the element type rounds them; their bits, in order. */
+    private static short[] randomQueries(AttentionShape shape, double[][][] query, SplittableRandom random) {
+        short[] bits = new short[(int) (shape.queryBytes(query.length) / 2)];
+        int i = 0;
+        for (double[][] sequence : query) {
+            for (double[] head : sequence) {
+                for (int d = 0; d < head.length; d++) {
+                    short element = shape.dtype().encode((float) random.nextDouble(-4, 4));
+                    head[d] = shape.dtype().decode(element);
+                    bits[i++] = element;
+                }
+            }
+        }
+        return bits;
     }
 
     private static CUdeviceptr alloc(long bytes) {
