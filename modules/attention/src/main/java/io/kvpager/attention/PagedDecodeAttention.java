@@ -144,7 +144,8 @@ public final class PagedDecodeAttention implements AutoCloseable {
 
     /**
      * The operation for {@code shape} over {@code tensors} on GPU {@code gpu}, with the default
-     * launch shape.
+     * launch shape and its one-wave alternative ({@link KernelOptions#oneWaveAlternative}), which
+     * {@link #load} picks for a batch it runs whole in one wave where the default would cut it.
      *
      * @throws IllegalArgumentException when the shape does not fit the tensors' geometry
      * @throws IllegalStateException when NVRTC is missing (the message says what was looked for)
