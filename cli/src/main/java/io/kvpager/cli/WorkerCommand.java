@@ -93,7 +93,7 @@ final class WorkerCommand implements Callable<Integer> {
             options = new RankWorkerOptions().setInstance(instance).setPp(pp).setTp(tp).setDevice(device.kind)
                     .setGpu(device.gpu).setLeaseGraceMs(leaseGrace == null ? null : leaseGrace.toMillis());
             if (gpuMemoryPercent != null) {
-                options.setGpuMemoryPercent(OptionRules.inRange("--gpu-memory-percent", gpuMemoryPercent, 1, 100));
+                options.setGpuMemoryPercent(OptionRules.percent("--gpu-memory-percent", gpuMemoryPercent));
             }
             if (simCapacity != null) {
                 options.setSim(new JsonObject().put("capacityBytes", simCapacity));

@@ -525,7 +525,7 @@ public class KvCacheOptions {
      * Workers deployed on their own take theirs from their own options.
      */
     public KvCacheOptions setGpuMemoryPercent(Integer gpuMemoryPercent) {
-        this.gpuMemoryPercent = gpuMemoryPercent == null ? null : OptionRules.inRange("gpuMemoryPercent", gpuMemoryPercent, 1, 100);
+        this.gpuMemoryPercent = gpuMemoryPercent == null ? null : OptionRules.percent("gpuMemoryPercent", gpuMemoryPercent);
         return this;
     }
 

@@ -245,7 +245,7 @@ public class RankWorkerOptions {
      * 100 % on {@code sim}, whose memory holds nothing else.
      */
     public RankWorkerOptions setGpuMemoryPercent(Integer gpuMemoryPercent) {
-        this.gpuMemoryPercent = gpuMemoryPercent == null ? null : OptionRules.inRange("gpuMemoryPercent", gpuMemoryPercent, 1, 100);
+        this.gpuMemoryPercent = gpuMemoryPercent == null ? null : OptionRules.percent("gpuMemoryPercent", gpuMemoryPercent);
         return this;
     }
 

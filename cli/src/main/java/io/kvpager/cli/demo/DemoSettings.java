@@ -46,7 +46,7 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         OptionRules.atLeast("--gpu", gpu, 0);
         OptionRules.atLeast("--idle-handle-pages", idleHandlePages, 0);
         if (gpuMemoryPercent != null) {
-            OptionRules.inRange("--gpu-memory-percent", gpuMemoryPercent, 1, 100);
+            OptionRules.percent("--gpu-memory-percent", gpuMemoryPercent);
         }
         if (step.toMillis() < 1) {
             throw new IllegalArgumentException("--step must be at least 1 ms, got " + step.toMillis() + " ms");

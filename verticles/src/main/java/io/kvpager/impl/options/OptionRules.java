@@ -68,6 +68,11 @@ public final class OptionRules {
         return (int) inRange(field, (long) value, min, max);
     }
 
+    /** A share in whole percent, 1 to 100: of a GPU's memory ({@code gpuMemoryPercent}). */
+    public static int percent(String field, int value) {
+        return inRange(field, value, 1, 100);
+    }
+
     /** {@code min <= value <= max}. */
     public static long inRange(String field, long value, long min, long max) {
         if (value < min || value > max) {
