@@ -15,7 +15,8 @@
 // head h, element d at byte ((t * KV_HEADS + h) * HEAD_DIM + d) * 2.
 //
 // Two kernels, the same arithmetic inside (tensor-core mma, bf16/fp16 in, fp32 accumulate, an
-// online softmax over 16-token tiles, all GROUP query heads of a KV head scored at once):
+// online softmax over 16-token tiles, all GROUP query heads of a KV head scored at once; the
+// default multiplies Vᵀ by Pᵀ where GROUP <= 8, see attend_tile):
 // - paged_decode (the default; any GPU, any head count): one thread block per (sequence, KV
 //   head, chunk of the sequence) (flash-decoding); its WARPS warps take the chunk's tiles in
 //   turn, each streaming K and V into its own shared-memory ring with 16-byte cp.async copies
@@ -83,6 +84,8 @@ typedef unsigned long long u64;
 #error "TOKENS_PER_COPY must be 1, 2, 4, 8 or 16"
 #endif
 #define QUERY_HEADS (KV_HEADS * GROUP)
+// paged_decode multiplies Vᵀ by Pᵀ where a group's heads fit one mma column tile (attend_tile).
+#define TRANSPOSED_PV (GROUP <= 8)
 #define THREADS (WARPS * 32)
 #define NEG_INF (-__int_as_float(0x7f800000))
 
@@ -292,7 +295,7 @@ __device__ __forceinline__ u32 tile_token(u32 c) {
 // rows laid out as tile_offset says. With runs of several rows (RUN > 1), the mma's 16 token
 // columns are the tile's tokens interleaved (column c is token tile_token(c)), so that the 8 rows
 // of each ldmatrix phase come from 8 different runs: different bank groups.
-template <u32 STRIDE, u32 RUN, bool SWIZZLE>
+template <u32 STRIDE, u32 RUN, bool SWIZZLE, bool TRANSPOSED>
 __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
                                             int first, int end, float scaleLog2, u32 lane) {
     const u32 t = lane & 3;
@@ -340,6 +343,35 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
             run.rowSum[e >> 1] += sc[n][e];
         }
     }
+    if (TRANSPOSED) {
+        // Oᵀ (HEAD_DIM × 8 heads) += Vᵀ (HEAD_DIM × 16 tokens) · Pᵀ (16 tokens × 8 heads), half the
+        // mma of O += P · V with GROUP ≤ 8 and half the accumulators: P's rows g (lane (g, t)'s
+        // scores of tokens 2t, 2t + 1 and 2t + 8, 2t + 9) are Pᵀ's B fragment as they stand, and
+        // lane (g, t) holds heads 2t, 2t + 1 of elements 16p + g and 16p + g + 8 (heads GROUP..7
+        // are padding). Each head's rescale comes from the lanes that hold its row.
+        const float a0 = __shfl_sync(0xffffffffu, alpha[0], 8 * t);
+        const float a1 = __shfl_sync(0xffffffffu, alpha[0], 8 * t + 4);
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 16; ++p) {
+            run.o[p][0] *= a0;
+            run.o[p][1] *= a1;
+            run.o[p][2] *= a0;
+            run.o[p][3] *= a1;
+        }
+        const u32 pb0 = pack(sc[0][0], sc[0][1]);
+        const u32 pb1 = pack(sc[1][0], sc[1][1]);
+        const u32 m = lane >> 3;
+        const u32 row = 8 * (m >> 1) + (lane & 7);
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 16; ++p) {
+            const u32 ch = 2 * p + (m & 1);
+            u32 va[4];
+            ldmatrix4_trans(va[0], va[1], va[2], va[3],
+                            vTile + tile_offset<STRIDE, RUN, SWIZZLE>(tile_token<RUN>(row), ch));
+            mma(run.o[p], va, pb0, pb1);
+        }
+        return;
+    }
 #pragma unroll
     for (int n = 0; n < HEAD_DIM / 8; ++n) {
         run.o[n][0] *= alpha[0];
@@ -364,7 +396,9 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
 }
 
 // Leaves each warp's (max, sum) per head and partial output in shared memory (`stats`, `parts`);
-// the caller synchronises the block before combine_warps reads them.
+// the caller synchronises the block before combine_warps reads them. TRANSPOSED: `run` holds Oᵀ
+// (attend_tile).
+template <bool TRANSPOSED>
 __device__ __forceinline__ void leave_for_merge(Running& run, float* stats, float* parts, u32 warp, u32 lane) {
     const u32 g = lane >> 2;
     const u32 t = lane & 3;
@@ -381,11 +415,25 @@ __device__ __forceinline__ void leave_for_merge(Running& run, float* stats, floa
                 stats[2 * (warp * GROUP + h)] = run.rowMax[r];
                 stats[2 * (warp * GROUP + h) + 1] = run.rowSum[r];
             }
-            float* dst = parts + (warp * GROUP + h) * HEAD_DIM;
+            if (!TRANSPOSED) {
+                float* dst = parts + (warp * GROUP + h) * HEAD_DIM;
 #pragma unroll
-            for (int n = 0; n < HEAD_DIM / 8; ++n) {
-                dst[8 * n + 2 * t] = run.o[n][2 * r];
-                dst[8 * n + 2 * t + 1] = run.o[n][2 * r + 1];
+                for (int n = 0; n < HEAD_DIM / 8; ++n) {
+                    dst[8 * n + 2 * t] = run.o[n][2 * r];
+                    dst[8 * n + 2 * t + 1] = run.o[n][2 * r + 1];
+                }
+            }
+        }
+    }
+    if (TRANSPOSED) {
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 16; ++p) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const u32 h = 2 * t + (e & 1);
+                if (h < GROUP) {
+                    parts[(warp * GROUP + h) * HEAD_DIM + 16 * p + g + 8 * (e >> 1)] = run.o[p][e];
+                }
             }
         }
     }
@@ -463,7 +511,7 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
         wait_pending<STAGES - 1>();
         __syncwarp();
         const u32 kTile = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
-        attend_tile<ROW_BYTES, 1, true>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
+        attend_tile<ROW_BYTES, 1, true, TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
         __syncwarp();
     }
     wait_pending<0>();
@@ -472,7 +520,7 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     __syncthreads();
     float* stats = (float*)smem;
     float* parts = stats + 2 * WARPS * GROUP;
-    leave_for_merge(run, stats, parts, warp, lane);
+    leave_for_merge<TRANSPOSED_PV>(run, stats, parts, warp, lane);
     __syncthreads();
     for (int i = threadIdx.x; i < GROUP * HEAD_DIM; i += THREADS) {
         const int h = i / HEAD_DIM;
@@ -744,7 +792,7 @@ paged_decode_blocks(const u16* __restrict__ query, u16* __restrict__ out, float*
             const u32 stage = k % STAGES;
             barrier_wait(full + 8 * stage, (k / STAGES) & 1);
             const u32 kTile = ring + stage * 2 * TOKENS_BYTES + warp * ROW_BYTES;
-            attend_tile<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false>(run, qa, kTile, kTile + TOKENS_BYTES, (int)(x - seqBegin) * TILE, length,
+            attend_tile<(u32)TOKEN_STRIDE, TOKENS_PER_COPY, false, false>(run, qa, kTile, kTile + TOKENS_BYTES, (int)(x - seqBegin) * TILE, length,
                                             scaleLog2, lane);
             __syncwarp();
             if (lane == 0) {
