@@ -48,7 +48,6 @@ public final class PagedDecodeAttention implements AutoCloseable {
 
     private final AttentionShape shape;
     private final KvTensors tensors;
-    private final KernelOptions options;
     private final CUdevice device = new CUdevice();
     private final CUcontext context = new CUcontext();
     /** The launch shapes compiled: the options' first, then the one-wave alternative, if any. */
@@ -56,7 +55,6 @@ public final class PagedDecodeAttention implements AutoCloseable {
     private final CUfunction read = new CUfunction();
     private final CUfunction readBulk = new CUfunction();
     private final int multiprocessors;
-    private final int residentPerMultiprocessor;
     private final String architecture;
     private final int computeCapability;
     private final int maxSharedBytes;
@@ -81,7 +79,6 @@ public final class PagedDecodeAttention implements AutoCloseable {
                                  KernelCache cache) {
         this.shape = shape;
         this.tensors = tensors;
-        this.options = launchShapes.getFirst();
         JCudaDriver.setExceptionsEnabled(true);
         cuInit(0);
         cuDeviceGet(device, gpu);
@@ -94,7 +91,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
             this.architecture = "sm_" + major + minor;
             this.computeCapability = major * 10 + minor;
             this.maxSharedBytes = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-            if (options.wholeBlocks() && computeCapability < 90) {
+            if (launchShapes.getFirst().wholeBlocks() && computeCapability < 90) {
                 throw new IllegalArgumentException("the whole-block kernel needs sm_90 or later, this GPU is "
                         + architecture + ": use KernelOptions.portable()");
             }
@@ -108,7 +105,6 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 cuFuncSetAttribute(readBulk, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                         maxSharedBytes);
             }
-            this.residentPerMultiprocessor = kernels.getFirst().resident;
         } catch (RuntimeException e) {
             for (Kernel loaded : kernels) {
                 cuModuleUnload(loaded.module);
@@ -192,14 +188,16 @@ public final class PagedDecodeAttention implements AutoCloseable {
         batch.check(shape, tensors.geometry(), held);
         int chosen = 0;
         LaunchPlan plan = plan(kernels.getFirst(), batch);
-        for (int k = 1; k < kernels.size(); k++) {
+        if (plan instanceof SplitPlan split && split.maxSplits() > 1) {
             // a batch that needs a merge pass with the first shape, but runs whole in one wave of another's
-            int resident = multiprocessors * kernels.get(k).resident;
-            SplitPlan alternative = SplitPlan.waves(batch, shape.kvHeads(), resident);
-            if (plan instanceof SplitPlan split && split.maxSplits() > 1 && alternative.isOneWhole(batch, shape.kvHeads(), resident)) {
-                chosen = k;
-                plan = alternative;
-                break;
+            for (int k = 1; k < kernels.size(); k++) {
+                int resident = multiprocessors * kernels.get(k).resident;
+                SplitPlan alternative = SplitPlan.waves(batch, shape.kvHeads(), resident);
+                if (alternative.isOneWhole(batch, shape.kvHeads(), resident)) {
+                    chosen = k;
+                    plan = alternative;
+                    break;
+                }
             }
         }
         cuCtxSetCurrent(context);
@@ -341,7 +339,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
 
     /** The first launch shape: the only one for options given explicitly, else the default. */
     public KernelOptions options() {
-        return options;
+        return kernels.getFirst().options;
     }
 
     /** The GPU's multiprocessors, which the launch plans fill. */
@@ -351,7 +349,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
 
     /** Thread blocks of the first launch shape's kernel that fit on one multiprocessor at once. */
     public int residentPerMultiprocessor() {
-        return residentPerMultiprocessor;
+        return kernels.getFirst().resident;
     }
 
     /** The architecture the kernel was compiled for, e.g. {@code sm_90}. */
