@@ -21,7 +21,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The one owner of {@code libcuda.so.1}: a {@code static final} downcall handle per driver entry
+ * kvpager's one binding of {@code libcuda.so.1} through {@code java.lang.foreign} (the attention module's
+ * kernel launches go through JCuda, which loads the same library on the same primary context): a
+ * {@code static final} downcall handle per driver entry
  * point (constants to the JIT, so a call costs what it costs from C), and thin wrappers that check
  * every {@code CUresult} where it is returned and turn a failure into a {@link DeviceException}
  * carrying the driver's own error name.

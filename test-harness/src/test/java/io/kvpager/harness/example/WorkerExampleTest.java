@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The README's worker snippet runs: two workers deployed with the public API serve one cache. */
+/** The engine guide's worker snippet runs: two workers deployed with the public API serve one cache. */
 class WorkerExampleTest {
 
     @Test
