@@ -16,6 +16,8 @@ import me.tongfei.progressbar.ProgressBarStyle;
 final class DemoProgress implements AutoCloseable {
 
     private static final int WIDTH = 120;
+    /** The message's room on the line, always filled, so that the bar keeps one width from the first line on. */
+    static final int MESSAGE_WIDTH = 64;
 
     private final ProgressBar bar;
     private final PrintWriter err;
@@ -45,11 +47,21 @@ final class DemoProgress implements AutoCloseable {
             }, WIDTH));
         }
         bar = builder.build();
+        bar.setExtraMessage(fixedWidth(""));
+    }
+
+    /** {@code message} cut or padded to {@value #MESSAGE_WIDTH} characters. */
+    static String fixedWidth(String message) {
+        String text = message == null ? "" : message;
+        if (text.length() > MESSAGE_WIDTH) {
+            return text.substring(0, MESSAGE_WIDTH - 1) + "…";
+        }
+        return text + " ".repeat(MESSAGE_WIDTH - text.length());
     }
 
     void update(long elapsedMs, String message) {
         bar.stepTo(Math.min(elapsedMs, bar.getMax()));
-        bar.setExtraMessage(message);
+        bar.setExtraMessage(fixedWidth(message));
     }
 
     @Override

@@ -2,11 +2,14 @@ package io.kvpager.cli.demo;
 
 import java.awt.BasicStroke;
 import java.awt.Color;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
+import javax.imageio.ImageIO;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -76,8 +79,19 @@ final class MemoryChart {
         if (parent != null) {
             Files.createDirectories(parent);
         }
-        try (OutputStream out = Files.newOutputStream(file)) {
-            BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
+        // Drawn in memory first, then written beside the file and moved over it: a machine that cannot
+        // draw (no fonts) or a write that fails leaves no empty or partial PNG behind.
+        BufferedImage image = BitmapEncoder.getBufferedImage(chart);
+        Path partial = Files.createTempFile(parent == null ? Path.of(".") : parent, ".kvpager-chart-", ".png.part");
+        try {
+            try (OutputStream out = Files.newOutputStream(partial)) {
+                if (!ImageIO.write(image, "png", out)) {
+                    throw new IOException("no PNG writer in this Java runtime");
+                }
+            }
+            Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(partial);
         }
     }
 }

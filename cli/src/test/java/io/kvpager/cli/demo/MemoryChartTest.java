@@ -41,4 +41,21 @@ class MemoryChartTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(Files.exists(dir.resolve("x.png"))).isFalse();
     }
+
+    @Test
+    void aChartThatCannotBeWrittenLeavesNoFileBehind() throws IOException {
+        MemoryTimeline a = new MemoryTimeline();
+        a.sample(0, 1L << 30);
+        a.sample(1, 2L << 30);
+        // the target is a folder with a file in it: the chart is drawn, but cannot take its place
+        Path target = dir.resolve("memory.png");
+        Files.createDirectories(target);
+        Files.writeString(target.resolve("keep"), "x");
+        assertThatThrownBy(() -> MemoryChart.write(target, "t", List.of("a"), List.of(a), 10L << 30, 5L << 30))
+                .isInstanceOf(IOException.class);
+        try (var left = Files.list(dir)) {
+            assertThat(left).containsExactly(target);
+        }
+        assertThat(target.resolve("keep")).hasContent("x");
+    }
 }
