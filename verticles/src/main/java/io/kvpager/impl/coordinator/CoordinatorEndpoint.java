@@ -5,6 +5,7 @@ import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.KvPagerException;
+import io.kvpager.impl.protocol.WireText;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.eventbus.Message;
@@ -85,7 +86,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             case "limit" -> (body.containsKey("revision") ? coordinator.setMemoryLimit(longValue(body, "bytes"), longValue(body, "revision"))
                     : coordinator.setMemoryLimit(longValue(body, "bytes"))).map(CoordinatorEndpoint::limitJson);
             case "trim" -> coordinator.trim().map(v -> new JsonObject());
-            default -> throw new IllegalArgumentException("unknown action '" + action + "'; actions: " + String.join(", ", ACTIONS));
+            default -> throw new IllegalArgumentException("unknown action '" + WireText.cut(action) + "'; actions: " + String.join(", ", ACTIONS));
         };
     }
 

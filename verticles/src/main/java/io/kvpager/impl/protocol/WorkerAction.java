@@ -58,7 +58,7 @@ public enum WorkerAction {
                 return action;
             }
         }
-        throw new IllegalArgumentException("unknown action '" + name + "'; expected one of " + known());
+        throw new IllegalArgumentException("unknown action '" + WireText.cut(name) + "'; expected one of " + known());
     }
 
     private static String known() {
