@@ -67,13 +67,7 @@ final class ClusterOptions {
      * @throws IllegalArgumentException naming the flag of a bad value, or the missing password variable
      */
     ClusterNodeOptions nodeOptions(Map<String, String> env) {
-        ClusterNodeOptions options = new ClusterNodeOptions();
-        flag("--cluster-name", () -> options.setClusterName(name));
-        flag("--cluster-host", () -> options.setHost(host));
-        flag("--cluster-port", () -> options.setPort(port));
-        flag("--cluster-member-port", () -> options.setMemberPort(memberPort));
-        flag("--cluster-join", () -> options.setMembers(join.isEmpty() ? List.of(host) : join));
-        flag("--cluster-config", () -> options.setConfig(config));
+        ClusterNodeOptions options = addresses();
         if (keyStore != null) {
             options.setKeyStore(keyStore).setKeyStorePassword(password(env, KEY_STORE_PASSWORD, "--tls-key-store"));
         }
@@ -96,13 +90,25 @@ final class ClusterOptions {
     }
 
     /**
-     * The cluster's name, for a client that asks a node (which needs no secret).
+     * The cluster's name, for a client that asks a node (which needs no secret); checks the
+     * address flags as a node would.
      *
-     * @throws IllegalArgumentException for a bad name, naming the flag
+     * @throws IllegalArgumentException for a bad flag, naming it
      */
     String clusterName() {
-        flag("--cluster-name", () -> new ClusterNodeOptions().setClusterName(name));
-        return name;
+        return addresses().getClusterName();
+    }
+
+    /** The node options of the name and address flags. */
+    private ClusterNodeOptions addresses() {
+        ClusterNodeOptions options = new ClusterNodeOptions();
+        flag("--cluster-name", () -> options.setClusterName(name));
+        flag("--cluster-host", () -> options.setHost(host));
+        flag("--cluster-port", () -> options.setPort(port));
+        flag("--cluster-member-port", () -> options.setMemberPort(memberPort));
+        flag("--cluster-join", () -> options.setMembers(join.isEmpty() ? List.of(host) : join));
+        flag("--cluster-config", () -> options.setConfig(config));
+        return options;
     }
 
     /** The cluster secret: the file's text, else the variable's, else {@code null}. */
