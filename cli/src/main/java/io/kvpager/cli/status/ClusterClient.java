@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * {@code status}, {@code limit} and {@code top} against a running cluster as a client, not a
@@ -32,7 +33,8 @@ public final class ClusterClient {
     private final List<URI> nodes;
     private final String clusterName;
     private final Duration timeout;
-    private final SSLContext tls;
+    /** One factory for every request, so that a client that asks again ({@code top}) reuses the connection and its TLS session. */
+    private final SSLSocketFactory tls;
 
     /**
      * @param nodes node endpoints to try in order ({@code http://host:port})
@@ -53,7 +55,7 @@ public final class ClusterClient {
         this.nodes = List.copyOf(nodes);
         this.clusterName = clusterName;
         this.timeout = timeout;
-        this.tls = tls;
+        this.tls = tls == null ? null : tls.getSocketFactory();
     }
 
     /** The stats of the instances named, or of every registered instance when none is. */
@@ -102,7 +104,7 @@ public final class ClusterClient {
     private Answer send(URI node, String path, String body) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) node.resolve(path).toURL().openConnection();
         if (connection instanceof HttpsURLConnection https && tls != null) {
-            https.setSSLSocketFactory(tls.getSocketFactory());
+            https.setSSLSocketFactory(tls);
             // the chain is checked against the trust store; nodes share certificates, so no host name is checked
             https.setHostnameVerifier((host, session) -> true);
         }

@@ -177,7 +177,7 @@ public final class SealedMap<V> implements AsyncMap<String, V> {
             return map.replaceIfPresent(k, before, sealed).compose(replaced -> {
                 if (replaced) {
                     proven.put(k, text);
-                    return Future.succeededFuture((V) null);
+                    return Future.<V>succeededFuture(null);
                 }
                 return get(k).map(now -> now == null ? v : now);
             });
