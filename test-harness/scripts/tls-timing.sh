@@ -3,8 +3,7 @@
 # workers and a coordinator each, one plain and one with TLS and a cluster secret (a certificate
 # and secret made here, as docs/cluster.md shows), then runs `status --cluster`, `top --cluster
 # --frames 1` and `limit --cluster` against each, alternating plain and TLS, RUNS times each
-# (default 20), and `top --frames 11 --interval 100ms` (top11: one first request, then ten on the
-# connection it keeps, 1 s of intervals). Prints every run's milliseconds (from the command's start to its exit: JVM start,
+# (default 20). Prints every run's milliseconds (from the command's start to its exit: JVM start,
 # one request, the output), the medians and the TLS/plain ratios.
 # Usage: test-harness/scripts/tls-timing.sh [runs]
 set -euo pipefail
@@ -63,12 +62,11 @@ for i in $(seq "$runs"); do
     if [[ "$mode" == plain ]]; then node=("${plainNode[@]}"); else node=("${tlsNode[@]}"); fi
     run "status-$mode" status --cluster "${node[@]}"
     run "top-$mode" top --cluster --frames 1 "${node[@]}"
-    run "top11-$mode" top --cluster --frames 11 --interval 100ms "${node[@]}"
     run "limit-$mode" limit timing $(( (i % 2 + 1) * 64 ))MiB --cluster "${node[@]}"
   done
 done
 grep -q "APPLIED\|DEFERRED" "$work/last.out" || { echo "the last limit did not apply:"; cat "$work/last.out"; exit 1; }
-for cmd in status top top11 limit; do
+for cmd in status top limit; do
   p="$(tr ' ' '\n' <<<"${times[$cmd-plain]}" | grep . | median)"; t="$(tr ' ' '\n' <<<"${times[$cmd-tls]}" | grep . | median)"
   echo "$cmd --cluster: plain HTTP ${times[$cmd-plain]}ms"
   echo "$cmd --cluster: HTTPS      ${times[$cmd-tls]}ms"
