@@ -46,7 +46,7 @@ final class ClusterJoin {
             if (port < 1 || port > 65535) {
                 throw new IllegalArgumentException("--node must be HOST:PORT (a node's --metrics-port), got '" + node + "'");
             }
-            endpoints.add(URI.create("http://" + node));
+            endpoints.add(URI.create(scheme() + node));
         }
         if (endpoints.isEmpty()) {
             Set<String> hosts = new LinkedHashSet<>();
@@ -59,10 +59,15 @@ final class ClusterJoin {
             }
             for (String host : hosts) {
                 for (int port = NodeEndpointOption.DEFAULT_PORT; port < NodeEndpointOption.DEFAULT_PORT + NodeEndpointOption.PORTS; port++) {
-                    endpoints.add(URI.create("http://" + host + ":" + port));
+                    endpoints.add(URI.create(scheme() + host + ":" + port));
                 }
             }
         }
         return endpoints;
+    }
+
+    /** With a key store the nodes' endpoints speak HTTPS and ask for this client's certificate. */
+    private String scheme() {
+        return options.keyStore != null ? "https://" : "http://";
     }
 }

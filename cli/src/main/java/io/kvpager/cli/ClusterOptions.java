@@ -1,6 +1,10 @@
 package io.kvpager.cli;
 
 import io.kvpager.cluster.ClusterNodeOptions;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -10,12 +14,14 @@ import picocli.CommandLine.Option;
  * Where a clustered node listens and which cluster it joins: the options of a
  * {@link ClusterNodeOptions}. Key-store passwords never travel on the command line (where
  * {@code ps} shows them): they are read from {@value #KEY_STORE_PASSWORD} and
- * {@value #TRUST_STORE_PASSWORD}.
+ * {@value #TRUST_STORE_PASSWORD}; nor does the cluster secret, read from a file or
+ * {@value #CLUSTER_SECRET}.
  */
 final class ClusterOptions {
 
     static final String KEY_STORE_PASSWORD = "KVPAGER_TLS_KEY_STORE_PASSWORD";
     static final String TRUST_STORE_PASSWORD = "KVPAGER_TLS_TRUST_STORE_PASSWORD";
+    static final String CLUSTER_SECRET = "KVPAGER_CLUSTER_SECRET";
 
     @Option(names = "--cluster-host", paramLabel = "HOST", defaultValue = "127.0.0.1",
             description = "IP address this node's event bus and cluster member bind (default: ${DEFAULT-VALUE}).")
@@ -50,19 +56,18 @@ final class ClusterOptions {
             description = "Certificates to trust (default: the key store's own); password in $" + TRUST_STORE_PASSWORD + ".")
     String trustStore;
 
+    @Option(names = "--cluster-secret-file", paramLabel = "FILE",
+            description = "The secret every node of the cluster holds (at least 16 bytes; surrounding white space dropped): the name nodes join "
+                    + "under and the MAC on the shared records derive from it. Required with --tls-key-store (default: $" + CLUSTER_SECRET + ").")
+    String secretFile;
+
     /**
      * The node options these flags describe, with passwords from {@code env}.
      *
      * @throws IllegalArgumentException naming the flag of a bad value, or the missing password variable
      */
     ClusterNodeOptions nodeOptions(Map<String, String> env) {
-        ClusterNodeOptions options = new ClusterNodeOptions();
-        flag("--cluster-name", () -> options.setClusterName(name));
-        flag("--cluster-host", () -> options.setHost(host));
-        flag("--cluster-port", () -> options.setPort(port));
-        flag("--cluster-member-port", () -> options.setMemberPort(memberPort));
-        flag("--cluster-join", () -> options.setMembers(join.isEmpty() ? List.of(host) : join));
-        flag("--cluster-config", () -> options.setConfig(config));
+        ClusterNodeOptions options = addresses();
         if (keyStore != null) {
             options.setKeyStore(keyStore).setKeyStorePassword(password(env, KEY_STORE_PASSWORD, "--tls-key-store"));
         }
@@ -72,7 +77,69 @@ final class ClusterOptions {
             }
             options.setTrustStore(trustStore).setTrustStorePassword(password(env, TRUST_STORE_PASSWORD, "--tls-trust-store"));
         }
+        String secret = secret(env);
+        if (secret != null) {
+            flag(secretFile != null ? "--cluster-secret-file" : "$" + CLUSTER_SECRET, () -> options.setClusterSecret(secret));
+        } else if (keyStore != null) {
+            throw new IllegalArgumentException("--tls-key-store needs the cluster secret, in --cluster-secret-file or $" + CLUSTER_SECRET
+                    + ": every node hands its certificate to anyone who opens its event-bus port, so certificates alone would let a stranger"
+                    + " join the membership and write the cluster's shared records (make a secret with e.g. `openssl rand -base64 32`"
+                    + " and give every node the same one)");
+        }
         return options.validate();
+    }
+
+    /**
+     * The cluster's name, for a client that asks a node (which needs no secret); checks the
+     * address flags as a node would.
+     *
+     * @throws IllegalArgumentException for a bad flag, naming it
+     */
+    String clusterName() {
+        return addresses().getClusterName();
+    }
+
+    /** The node options of the name and address flags. */
+    private ClusterNodeOptions addresses() {
+        ClusterNodeOptions options = new ClusterNodeOptions();
+        flag("--cluster-name", () -> options.setClusterName(name));
+        flag("--cluster-host", () -> options.setHost(host));
+        flag("--cluster-port", () -> options.setPort(port));
+        flag("--cluster-member-port", () -> options.setMemberPort(memberPort));
+        flag("--cluster-join", () -> options.setMembers(join.isEmpty() ? List.of(host) : join));
+        flag("--cluster-config", () -> options.setConfig(config));
+        return options;
+    }
+
+    /** The cluster secret: the file's text, else the variable's, else {@code null}. */
+    private String secret(Map<String, String> env) {
+        if (secretFile == null) {
+            return env.get(CLUSTER_SECRET);
+        }
+        try {
+            return Files.readString(Path.of(secretFile), StandardCharsets.UTF_8);
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("--cluster-secret-file: cannot read " + secretFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The TLS a client of a node's endpoint presents: this key store, checked against the trust
+     * store, or {@code null} without {@code --tls-key-store}. A client needs no cluster secret: the
+     * node checks its certificate.
+     *
+     * @throws IllegalArgumentException for a store that does not read, or a missing password variable
+     */
+    javax.net.ssl.SSLContext clientTls(Map<String, String> env) {
+        if (keyStore == null) {
+            if (trustStore != null) {
+                throw new IllegalArgumentException("--tls-trust-store needs --tls-key-store: the node asks for a client certificate");
+            }
+            return null;
+        }
+        String keyPassword = password(env, KEY_STORE_PASSWORD, "--tls-key-store");
+        return EndpointTls.clientContext(keyStore, keyPassword, trustStore == null ? keyStore : trustStore,
+                trustStore == null ? keyPassword : password(env, TRUST_STORE_PASSWORD, "--tls-trust-store"));
     }
 
     private static void flag(String flag, Runnable set) {

@@ -83,6 +83,7 @@ final class CoordinatorCommand implements Callable<Integer> {
             options = cacheOptions();
             nodeOptions = cluster.nodeOptions(System.getenv());
             metricsPort.validate();
+            metricsPort.checkExposure(nodeOptions);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
@@ -95,7 +96,8 @@ final class CoordinatorCommand implements Callable<Integer> {
                 cache = member.deployCache(options).await(wait, TimeUnit.MILLISECONDS);
             }
             MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), member.options().getHost(), metricsPort.port(),
-                    NodeEndpointOption.PORTS, List.of(cache), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS)) : null;
+                    NodeEndpointOption.PORTS, List.of(cache), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS),
+                    EndpointTls.serverOptions(member.options())) : null;
             spec.commandLine().getOut().println("kvpager coordinator: cache " + instance + " (tp " + tp + ", pp " + options.getPp() + ", "
                     + options.getPages() + " pages) ready at kvpager." + instance + ".coordinator, " + cluster + ", node "
                     + member.nodeId() + ", member " + member.memberAddress() + MetricsEndpoint.describe(metrics, member.options().getHost()));

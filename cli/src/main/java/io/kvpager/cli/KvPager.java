@@ -91,7 +91,7 @@ public final class KvPager implements Runnable {
             return null;
         }
         try {
-            return new ClusterClient(cluster.endpoints(), cluster.options.nodeOptions(System.getenv()).getClusterName(), timeout);
+            return new ClusterClient(cluster.endpoints(), cluster.options.clusterName(), timeout, cluster.options.clientTls(System.getenv()));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

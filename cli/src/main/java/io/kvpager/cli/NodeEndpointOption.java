@@ -1,5 +1,7 @@
 package io.kvpager.cli;
 
+import io.kvpager.cluster.ClusterNodeOptions;
+import java.net.InetAddress;
 import picocli.CommandLine.Option;
 
 /**
@@ -18,6 +20,11 @@ final class NodeEndpointOption {
             description = "This node's HTTP endpoint: /metrics (Prometheus), /health and /cluster/* (what status, limit and top --cluster ask); "
                     + "the first free port of " + PORTS + " from PORT up, 0 for any free one, off for none (default: ${DEFAULT-VALUE}).")
     String port;
+
+    @Option(names = "--admin-without-tls",
+            description = "Serve this endpoint over plain HTTP on a --cluster-host that is not loopback, without --tls-key-store: anyone who "
+                    + "reaches the port can then change every instance's limit through /cluster/limit. Refused without this flag.")
+    boolean withoutTls;
 
     boolean on() {
         return !"off".equals(port);
@@ -38,6 +45,21 @@ final class NodeEndpointOption {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("--metrics-port must be a port 0..65535 or off, got '" + port + "'");
         }
+    }
+
+    /**
+     * Refuses a plain-HTTP endpoint on a host other machines reach, unless asked for by name.
+     *
+     * @throws IllegalArgumentException saying why and what to do
+     */
+    void checkExposure(ClusterNodeOptions node) {
+        if (!on() || node.isTls() || withoutTls || InetAddress.ofLiteral(node.getHost()).isLoopbackAddress()) {
+            return;
+        }
+        throw new IllegalArgumentException("--cluster-host " + node.getHost() + " is not loopback and TLS is off: this node's endpoint"
+                + " (--metrics-port) would serve /cluster/limit over plain HTTP to anyone who reaches " + node.getHost()
+                + ", and that changes every instance's limit; give --tls-key-store (HTTPS, client certificates required for /cluster/*),"
+                + " or --metrics-port off, or --admin-without-tls to serve it anyway on a network only the cluster's operators reach");
     }
 
     void validate() {

@@ -101,13 +101,15 @@ final class WorkerCommand implements Callable<Integer> {
             options.validate();
             nodeOptions = cluster.nodeOptions(System.getenv());
             metricsPort.validate();
+            metricsPort.checkExposure(nodeOptions);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
         try (Node node = Node.join(nodeOptions, metricsPort.on())) {
             ClusterNode member = node.cluster();
             MetricsEndpoint metrics = metricsPort.on() ? MetricsEndpoint.listen(node.vertx(), member.options().getHost(), metricsPort.port(),
-                    NodeEndpointOption.PORTS, List.of(), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS)) : null;
+                    NodeEndpointOption.PORTS, List.of(), new ClusterAdmin(node.vertx(), member.options().getClusterName(), ADMIN_TIMEOUT_MS),
+                    EndpointTls.serverOptions(member.options())) : null;
             RankWorker worker = member.deployWorker(options).await(DEPLOY_TIMEOUT_S, TimeUnit.SECONDS);
             spec.commandLine().getOut().println("kvpager worker: " + worker.rank() + " of " + instance + " on " + device.kind + ":"
                     + device.gpu + " serving at " + worker.address() + ", " + cluster + ", node " + member.nodeId()

@@ -6,6 +6,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
+import io.kvpager.impl.books.SealedBooks;
 import io.vertx.core.shareddata.AsyncMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -209,10 +210,10 @@ public final class ClusterDirectory {
     }
 
     private Future<AsyncMap<String, String>> instances() {
-        return vertx.sharedData().getAsyncMap(INSTANCES);
+        return SealedBooks.text(vertx, INSTANCES);
     }
 
     private Future<AsyncMap<String, String>> workers() {
-        return vertx.sharedData().getAsyncMap(WORKERS);
+        return SealedBooks.text(vertx, WORKERS);
     }
 }

@@ -6,6 +6,7 @@ import com.hazelcast.config.TopicConfig;
 import com.hazelcast.topic.MessageListener;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.impl.books.SealedBooks;
 import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
@@ -84,6 +85,7 @@ public final class ClusterNode {
         VertxOptions vertxOptions;
         HazelcastClusterManager manager;
         ForeignMembers foreignMembers;
+        byte[] bookKey;
         try {
             checked = new ClusterNodeOptions(options).validate();
             clusterName = EventBusTls.clusterName(checked);
@@ -102,6 +104,11 @@ public final class ClusterNode {
                 vertxOptions.setMetricsOptions(metrics);
             }
             manager = new HazelcastClusterManager(config);
+            bookKey = EventBusTls.bookKey(checked);
+            if (bookKey != null) {
+                // before the join, so that nothing on this node opens the books unsealed
+                SealedBooks.keep(manager, bookKey);
+            }
             // before the join, so that the listener is in place when the member's threads start
             ClusterMembership membership = ClusterMembership.of(manager);
             config.addTopicConfig(new TopicConfig(LEAVING).addMessageListenerConfig(
@@ -118,20 +125,23 @@ public final class ClusterNode {
             ClusterNode node = new ClusterNode(vertx, manager, checked, clusterName, started);
             // every node follows the membership for the directory, so that a survivor removes a dead node's entries
             ClusterDirectory.of(vertx);
-            log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{})", manager.getNodeId(), clusterName,
+            log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{}{})", manager.getNodeId(), clusterName,
                     node.memberAddress(), node.startMillis(),
-                    checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "");
+                    checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "",
+                    bookKey != null ? ", sealed books" : "");
             return Future.succeededFuture(node);
         });
     }
 
     private static String foreignCluster(ClusterNodeOptions options, String clusterName, List<String> foreign) {
         String name = clusterName.equals(options.getClusterName()) ? "'" + clusterName + "'"
-                : "'" + options.getClusterName() + "' (with TLS '" + clusterName + "', the name suffixed with the trusted certificates' fingerprint)";
+                : "'" + options.getClusterName() + "' (with its secret '" + clusterName + "', the name suffixed with an HMAC of the"
+                        + " cluster secret" + (options.isTls() ? " over the trusted certificates' fingerprint)" : ")");
         return "cluster name " + name + " is not the cluster name of the members it joins through: " + String.join(", ", foreign)
                 + " answered with another cluster name (Hazelcast: \"" + ForeignMembers.REFUSAL + "\"; it does not say which)."
                 + " The node would serve alone in a cluster of its own, so it does not start: give it the cluster name those members"
-                + " were started with" + (options.isTls() ? " and a trust store that vouches for the same certificates" : "");
+                + " were started with" + (options.getClusterSecret() != null ? ", the same cluster secret" : "")
+                + (options.isTls() ? " and a trust store that vouches for the same certificates" : "");
     }
 
     public Vertx vertx() {
@@ -142,7 +152,7 @@ public final class ClusterNode {
         return new ClusterNodeOptions(options);
     }
 
-    /** The cluster name this node joined under (with TLS, the options' name with the certificate's fingerprint). */
+    /** The cluster name this node joined under (with a cluster secret, the options' name with an HMAC of the secret). */
     public String clusterName() {
         return clusterName;
     }

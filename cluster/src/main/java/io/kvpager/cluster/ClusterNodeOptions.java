@@ -13,7 +13,7 @@ import java.util.List;
 /**
  * How a clustered kvpager node joins its cluster: the cluster's name, the address it binds (its
  * event bus and its Hazelcast member both), its ports, the members it joins through, the Hazelcast
- * config file, and the key store that turns TLS on for the event bus.
+ * config file, the key store that turns TLS on for the event bus, and the cluster's secret.
  *
  * <p>A data object: fluent setters that reject a bad value at once with an
  * {@link IllegalArgumentException} naming the field, a {@link JsonObject} constructor that rejects
@@ -22,7 +22,8 @@ import java.util.List;
  * <pre>{@code
  * {"clusterName": "llama-prod", "host": "127.0.0.1", "port": 0, "memberPort": 5701,
  *  "members": ["127.0.0.1:5701"], "config": "config/cluster.xml",
- *  "keyStore": "node.p12", "keyStorePassword": "...", "trustStore": "cluster.p12", "trustStorePassword": "..."}
+ *  "keyStore": "node.p12", "keyStorePassword": "...", "trustStore": "cluster.p12", "trustStorePassword": "...",
+ *  "clusterSecret": "..."}
  * }</pre>
  */
 @DataObject
@@ -33,7 +34,7 @@ public class ClusterNodeOptions {
     public static final int DEFAULT_MEMBER_PORT = 5701;
 
     private static final List<String> KEYS = List.of("clusterName", "host", "port", "memberPort", "members", "config",
-            "keyStore", "keyStorePassword", "trustStore", "trustStorePassword");
+            "keyStore", "keyStorePassword", "trustStore", "trustStorePassword", "clusterSecret");
 
     private String clusterName = DEFAULT_CLUSTER_NAME;
     private String host = DEFAULT_HOST;
@@ -45,6 +46,7 @@ public class ClusterNodeOptions {
     private String keyStorePassword;
     private String trustStore;
     private String trustStorePassword;
+    private String clusterSecret;
 
     public ClusterNodeOptions() {
     }
@@ -73,6 +75,7 @@ public class ClusterNodeOptions {
                 case "keyStorePassword" -> setKeyStorePassword(OptionReader.string(key, value));
                 case "trustStore" -> setTrustStore(OptionReader.string(key, value));
                 case "trustStorePassword" -> setTrustStorePassword(OptionReader.string(key, value));
+                case "clusterSecret" -> setClusterSecret(OptionReader.string(key, value));
                 default -> throw new IllegalStateException(key);
             }
         }
@@ -86,11 +89,13 @@ public class ClusterNodeOptions {
         putIfSet(json, "keyStorePassword", keyStorePassword);
         putIfSet(json, "trustStore", trustStore);
         putIfSet(json, "trustStorePassword", trustStorePassword);
+        putIfSet(json, "clusterSecret", clusterSecret);
         return json;
     }
 
     /**
-     * Checks what one setter cannot: a key store needs its password, and so does a trust store.
+     * Checks what one setter cannot: a key store needs its password, and so does a trust store;
+     * TLS needs the cluster secret, since the certificates it checks are public.
      *
      * @return this
      */
@@ -103,6 +108,12 @@ public class ClusterNodeOptions {
         }
         if (trustStore != null && trustStorePassword == null) {
             throw new IllegalArgumentException("trustStorePassword is required with trustStore " + trustStore);
+        }
+        if (keyStore != null && clusterSecret == null) {
+            throw new IllegalArgumentException("clusterSecret is required with keyStore " + keyStore + ": every node hands its"
+                    + " certificate to anyone who opens its event-bus port, so the certificates alone would let a stranger join the"
+                    + " membership and write the cluster's shared records; give every node the same secret of at least "
+                    + ClusterSecret.MIN_BYTES + " bytes");
         }
         return this;
     }
@@ -220,6 +231,24 @@ public class ClusterNodeOptions {
         return this;
     }
 
+    public String getClusterSecret() {
+        return clusterSecret;
+    }
+
+    /**
+     * The secret every node of the cluster holds (at least 16 bytes): the name a node joins under
+     * derives from it, and the shared records that decide memory carry a MAC keyed by it, so that a
+     * process without it can neither join nor forge a record. Required with TLS; without TLS it
+     * still keeps strangers out of the membership and the books, though not off the event bus.
+     */
+    public ClusterNodeOptions setClusterSecret(String clusterSecret) {
+        if (clusterSecret != null) {
+            ClusterSecret.of(clusterSecret);
+        }
+        this.clusterSecret = clusterSecret;
+        return this;
+    }
+
     /** Whether the event bus runs over TLS. */
     public boolean isTls() {
         return keyStore != null;
@@ -233,6 +262,9 @@ public class ClusterNodeOptions {
         }
         if (shown.containsKey("trustStorePassword")) {
             shown.put("trustStorePassword", "***");
+        }
+        if (shown.containsKey("clusterSecret")) {
+            shown.put("clusterSecret", "***");
         }
         return "ClusterNodeOptions" + shown.encode();
     }

@@ -26,11 +26,11 @@ import java.util.List;
  * to a rank nor receive from one. Vert.x's cluster client checks the peer's chain, not its host
  * name, so one certificate may serve every node of a cluster.
  *
- * <p>Hazelcast's open-source member protocol has no TLS. To keep a node without the certificates
- * out of the membership too, a TLS node joins under its cluster name suffixed with a fingerprint
- * of the certificates it trusts: a node that does not hold them does not know the name, and a
- * node that trusts other certificates joins another cluster. That is a name, not a proof; the
- * member traffic (the shared data of the GPU brokers among it) must stay on a private network.
+ * <p>Hazelcast's open-source member protocol has no TLS. To keep a node without the cluster's
+ * secret out of the membership too, a TLS node joins under a name derived from that secret and the
+ * certificates it trusts ({@link ClusterSecret}): certificates are public (each node hands its own
+ * over in every handshake), the secret is not. The name still travels in clear on the member
+ * network, so the shared records that decide memory carry a MAC keyed by the secret as well.
  */
 final class EventBusTls {
 
@@ -52,18 +52,29 @@ final class EventBusTls {
     }
 
     /**
-     * The cluster name a node joins under: the options' name, and with TLS a fingerprint of the
-     * certificates the node trusts ({@code llama-prod-3f9a0c...}).
+     * The cluster name a node joins under: the options' name, and with a cluster secret 16 hex
+     * digits of an HMAC keyed by the secret over the name and, with TLS, a fingerprint of the
+     * certificates the node trusts ({@code llama-prod-3f9a0c...}). Without the secret no one can
+     * compute it, however many certificates they hold.
      *
      * @throws IllegalArgumentException when a store cannot be read
      */
     static String clusterName(ClusterNodeOptions options) {
-        if (!options.isTls()) {
+        if (options.getClusterSecret() == null) {
             return options.getClusterName();
         }
-        String path = options.getTrustStore() != null ? options.getTrustStore() : options.getKeyStore();
-        String password = options.getTrustStore() != null ? options.getTrustStorePassword() : options.getKeyStorePassword();
-        return options.getClusterName() + "-" + fingerprint(path, password);
+        String fingerprint = null;
+        if (options.isTls()) {
+            String path = options.getTrustStore() != null ? options.getTrustStore() : options.getKeyStore();
+            String password = options.getTrustStore() != null ? options.getTrustStorePassword() : options.getKeyStorePassword();
+            fingerprint = fingerprint(path, password);
+        }
+        return options.getClusterName() + "-" + ClusterSecret.of(options.getClusterSecret()).nameSuffix(options.getClusterName(), fingerprint);
+    }
+
+    /** The key of the MAC on the cluster's shared records, or {@code null} for a cluster without a secret. */
+    static byte[] bookKey(ClusterNodeOptions options) {
+        return options.getClusterSecret() == null ? null : ClusterSecret.of(options.getClusterSecret()).bookKey(options.getClusterName());
     }
 
     private static void requireKey(String path, String password) {

@@ -34,17 +34,18 @@ class ClusterNodeOptionsTest {
     void survivesAJsonRoundTrip() {
         ClusterNodeOptions options = new ClusterNodeOptions().setClusterName("llama-prod").setHost("10.0.0.7").setPort(15701)
                 .setMemberPort(5801).setMembers(List.of("10.0.0.5:5801", "10.0.0.6", "[::1]:5701")).setConfig("cluster.xml")
-                .setKeyStore("node.p12").setKeyStorePassword("secret").setTrustStore("ca.p12").setTrustStorePassword("other");
+                .setKeyStore("node.p12").setKeyStorePassword("secret").setTrustStore("ca.p12").setTrustStorePassword("other")
+                .setClusterSecret("the-cluster-secret-0123");
         ClusterNodeOptions back = new ClusterNodeOptions(options.toJson());
         assertThat(back.toJson()).isEqualTo(options.toJson());
         assertThat(back.isTls()).isTrue();
-        assertThat(options.toString()).doesNotContain("secret", "other").contains("***");
+        assertThat(options.toString()).doesNotContain("secret", "other", "the-cluster").contains("***");
     }
 
     static Stream<Arguments> badJson() {
         return Stream.of(
                 arguments(new JsonObject().put("clusterNmae", "x"), "unknown cluster option 'clusterNmae'; known cluster options: clusterName, host, port, memberPort, members, config, "
-                        + "keyStore, keyStorePassword, trustStore, trustStorePassword"),
+                        + "keyStore, keyStorePassword, trustStore, trustStorePassword, clusterSecret"),
                 arguments(new JsonObject().put("clusterName", "has space"), "clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got 'has space'"),
                 arguments(new JsonObject().put("clusterName", ""), "clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got ''"),
                 arguments(new JsonObject().put("host", "localhost"), "host must be an IP address such as 127.0.0.1, got 'localhost'"),
@@ -93,11 +94,17 @@ class ClusterNodeOptionsTest {
                 .hasMessageContaining("without keyStore");
         assertThatThrownBy(() -> new ClusterNodeOptions().setKeyStore("node.p12").setKeyStorePassword("p").setTrustStore("ca.p12").validate())
                 .hasMessageContaining("trustStorePassword is required");
+        assertThatThrownBy(() -> new ClusterNodeOptions().setKeyStore("node.p12").setKeyStorePassword("p").validate())
+                .hasMessageContaining("clusterSecret is required with keyStore node.p12")
+                .hasMessageContaining("every node hands its certificate to anyone who opens its event-bus port");
+        assertThatThrownBy(() -> new ClusterNodeOptions().setClusterSecret("too short"))
+                .hasMessageContaining("the cluster secret must be at least 16 bytes, got 9");
     }
 
     @Test
     void aNodeWithAKeyStoreItCannotReadDoesNotStart() {
-        Throwable failure = ClusterNode.start(new ClusterNodeOptions().setKeyStore("target/no-such.p12").setKeyStorePassword("p")).cause();
+        Throwable failure = ClusterNode.start(new ClusterNodeOptions().setKeyStore("target/no-such.p12").setKeyStorePassword("p")
+                .setClusterSecret("the-cluster-secret-0123")).cause();
         assertThat(failure).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no-such.p12");
     }
 }

@@ -31,15 +31,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The event bus between nodes over TLS, with a certificate the test makes for itself with the
  * JDK's keytool: a cache whose rank runs on another node works as without TLS; a node without
- * the certificate does not know the cluster's name and does not start; a node that knows the cluster's
- * name and trusts its certificate, but holds another key, joins yet cannot deliver a message to
- * a rank.
+ * the certificate, or with the certificate and key but another cluster secret, does not know the
+ * cluster's name and does not start; a TLS node without a secret is refused before it joins; a
+ * node that holds the secret and trusts the cluster's certificate, but holds another key, joins yet
+ * cannot deliver a message to a rank.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class EventBusTlsTest {
 
     /** Made up for this run; protects keys that live in a temporary directory for the test's length. */
     private static final String PASSWORD = "test-only-" + UUID.randomUUID();
+    private static final String SECRET = "test-secret-" + UUID.randomUUID();
 
     @TempDir
     static Path dir;
@@ -74,9 +76,9 @@ class EventBusTlsTest {
     @Test
     void ranksAnswerOverTlsAndNodesWithoutTheClustersKeyCannotJoinOrSend() {
         String name = TestClusters.freshName("kvpager-tls");
-        ClusterNode coordinator = start(TestClusters.nodeOptions(name, null).setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD));
+        ClusterNode coordinator = start(TestClusters.nodeOptions(name, null).setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD).setClusterSecret(SECRET));
         ClusterNode worker = start(TestClusters.nodeOptions(name, coordinator.memberAddress())
-                .setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD));
+                .setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD).setClusterSecret(SECRET));
         assertThat(coordinator.clusterName()).startsWith(name + "-").isEqualTo(worker.clusterName());
         assertThat(coordinator.members()).isEqualTo(2);
 
@@ -95,9 +97,19 @@ class EventBusTlsTest {
                 .hasMessageContaining(coordinator.memberAddress() + " answered with another cluster name");
         assertThat(coordinator.members()).isEqualTo(2);
 
-        // the cluster's name and certificate, but a key the cluster does not trust: the rank never gets the message
+        // the cluster's key and certificate without the secret: refused before it joins, saying why
+        assertThat(failure(ClusterNode.start(TestClusters.nodeOptions(name, coordinator.memberAddress())
+                .setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("clusterSecret is required with keyStore");
+        // ... and with another secret: another name, so it does not start
+        assertThat(failure(ClusterNode.start(TestClusters.nodeOptions(name, coordinator.memberAddress())
+                .setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD).setClusterSecret(SECRET + "-not"))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("the same cluster secret");
+        assertThat(coordinator.members()).isEqualTo(2);
+
+        // the secret and the cluster's certificate, but a key the cluster does not trust: the rank never gets the message
         ClusterNode rogue = start(TestClusters.nodeOptions(name, coordinator.memberAddress())
-                .setKeyStore(rogueKeys).setKeyStorePassword(PASSWORD).setTrustStore(clusterTrust).setTrustStorePassword(PASSWORD));
+                .setKeyStore(rogueKeys).setKeyStorePassword(PASSWORD).setTrustStore(clusterTrust).setTrustStorePassword(PASSWORD).setClusterSecret(SECRET));
         assertThat(rogue.clusterName()).isEqualTo(coordinator.clusterName());
         assertThat(coordinator.members()).isEqualTo(3);
         ReplyException undelivered = (ReplyException) failure(rogue, 3_000);
@@ -142,7 +154,7 @@ class EventBusTlsTest {
         return stats.getJsonObject("groups").getJsonObject("0").getLong("mappedPages");
     }
 
-    private static void keytool(String... args) throws IOException, InterruptedException {
+    static void keytool(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
         command.addAll(List.of(args));

@@ -32,7 +32,7 @@ import static org.awaitility.Awaitility.await;
  * Two caches on one simulated GPU, each coordinated from a process of its own (cache a in the
  * test's JVM, cache b in a spawned one), their ranks' workers in a third process on the same
  * simulated GPU, whose memory holds 16 page ids. They burst in turn: while one holds 12 page ids,
- * the other's burst misses with {@link MissReason#LIMIT} from the GPU's broker before it reaches
+ * the other's burst misses with {@link MissReason#GPU_SHARE} from the GPU's broker before it reaches
  * the device; once the first has freed and released them, the other gets exactly that memory.
  * The device never runs out of memory.
  */
@@ -80,8 +80,8 @@ class SharedGpuBrokerTest {
         }
         for (Cache cache : List.of(cacheA, cacheB)) {
             JsonObject misses = cache.stats().getJsonObject("pool").getJsonObject("misses");
-            assertThat(misses.fieldNames()).as("misses of %s", cache).containsExactly(MissReason.LIMIT.name());
-            assertThat(misses.getLong(MissReason.LIMIT.name())).isEqualTo(2);
+            assertThat(misses.fieldNames()).as("misses of %s", cache).containsExactly(MissReason.GPU_SHARE.name());
+            assertThat(misses.getLong(MissReason.GPU_SHARE.name())).isEqualTo(2);
         }
         await(a.close());
     }
@@ -153,7 +153,7 @@ class SharedGpuBrokerTest {
 
         JsonObject refused = second.alloc(8 * BLOCKS_PER_PAGE);
         assertThat(refused.getString("miss")).as("%s while %s holds %d page ids", second, first, BURST)
-                .isEqualTo(MissReason.LIMIT.name());
+                .isEqualTo(MissReason.GPU_SHARE.name());
         assertThat(refused.getString("detail")).contains("gpu sim:shared:0@", "has no room for 8 pages",
                 BURST * PAGE_ID_BYTES + " of " + GPU_BYTES + " bytes are taken");
 

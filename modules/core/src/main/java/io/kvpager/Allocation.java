@@ -34,11 +34,11 @@ public final class Allocation {
     }
 
     /**
-     * A {@link MissReason#LIMIT} miss that the GPU's budget refused: the other pools on the GPU hold
+     * A {@link MissReason#GPU_SHARE} miss: the GPU's budget refused it: the other pools on the GPU hold
      * its memory, while this pool's own limit still has room.
      */
     public static Allocation gpuShareMiss(String detail) {
-        return new Allocation(NONE, MissReason.LIMIT, detail == null ? "" : detail, true);
+        return new Allocation(NONE, MissReason.GPU_SHARE, detail == null ? "" : detail, true);
     }
 
     /** The block ids handed out; empty on a miss. */
@@ -66,8 +66,8 @@ public final class Allocation {
     }
 
     /**
-     * For a {@link MissReason#LIMIT} miss, whether the GPU's budget refused it (the other pools hold
-     * the GPU's memory) rather than the pool's own limit; false for anything else.
+     * Whether the GPU's budget refused this miss (the other pools hold the GPU's memory): its reason
+     * is {@link MissReason#GPU_SHARE}, not the pool's own {@link MissReason#LIMIT}.
      */
     public boolean gpuShare() {
         return gpuShare;

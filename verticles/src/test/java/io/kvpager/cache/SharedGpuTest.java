@@ -21,7 +21,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * Two caches in one process whose ranks share one simulated GPU of 16 page ids: the GPU's broker
  * (the process's own shared data here) refuses a burst the other cache's memory leaves no room
- * for, as a {@link MissReason#LIMIT} miss before the device is asked, and grants it once that
+ * for, as a {@link MissReason#GPU_SHARE} miss before the device is asked, and grants it once that
  * memory is released. The device never runs out of memory.
  */
 @ExtendWith(VertxExtension.class)
@@ -50,7 +50,7 @@ class SharedGpuTest {
             burstWhileTheOtherWaits(b, a, gpu);
         }
         for (KvCache cache : List.of(a, b)) {
-            assertThat(await(cache.stats()).pool().misses()).containsOnlyKeys(MissReason.LIMIT).containsEntry(MissReason.LIMIT, 2L);
+            assertThat(await(cache.stats()).pool().misses()).containsOnlyKeys(MissReason.GPU_SHARE).containsEntry(MissReason.GPU_SHARE, 2L);
         }
         await(a.close());
         await(b.close());
@@ -68,7 +68,7 @@ class SharedGpuTest {
         assertThat(most.isMiss()).as(most.detail()).isFalse();
 
         Allocation refused = await(wide.alloc(8 * SimPool.BLOCKS_PER_PAGE));
-        assertThat(refused.missReason()).isEqualTo(MissReason.LIMIT);
+        assertThat(refused.missReason()).isEqualTo(MissReason.GPU_SHARE);
         assertThat(refused.detail()).contains("gpu sim:two-gpus-test:1@", "has no room for 8 pages");
         List<GpuStats> gpus = await(wide.stats()).gpus();
         assertThat(gpus).extracting(GpuStats::heldBytes).containsExactly(0L, 0L);
@@ -95,14 +95,14 @@ class SharedGpuTest {
         assertThat(gpu.capacityBytes()).isEqualTo(GPU_PAGES / 2 * SimPool.PAGE_ID_BYTES);
 
         Allocation refused = await(half.alloc(BURST * SimPool.BLOCKS_PER_PAGE));
-        assertThat(refused.missReason()).as(refused.detail()).isEqualTo(MissReason.LIMIT);
+        assertThat(refused.missReason()).as(refused.detail()).isEqualTo(MissReason.GPU_SHARE);
         assertThat(refused.detail()).contains("has no room for " + BURST + " pages");
         assertThat(SimPool.gpu("half-gpu-test", 0).bytesInUse()).isZero();
         Allocation fits = await(half.alloc(GPU_PAGES / 2 * SimPool.BLOCKS_PER_PAGE));
         assertThat(fits.isMiss()).as(fits.detail()).isFalse();
         assertThat(SimPool.gpu("half-gpu-test", 0).bytesInUse()).isEqualTo(GPU_PAGES / 2 * SimPool.PAGE_ID_BYTES);
         Allocation more = await(half.alloc(SimPool.BLOCKS_PER_PAGE));
-        assertThat(more.missReason()).as(more.detail()).isEqualTo(MissReason.LIMIT);
+        assertThat(more.missReason()).as(more.detail()).isEqualTo(MissReason.GPU_SHARE);
         assertThat(SimPool.gpu("half-gpu-test", 0).bytesInUse()).isEqualTo(GPU_PAGES / 2 * SimPool.PAGE_ID_BYTES);
         SimPool.invariantsHold(half);
         await(half.close());
@@ -124,7 +124,7 @@ class SharedGpuTest {
                 .isBetween(lease.heldBytes(), lease.heldBytes() + GPU_PAGES * SimPool.PAGE_ID_BYTES / 8);
 
         Allocation refused = await(second.alloc(8 * SimPool.BLOCKS_PER_PAGE));
-        assertThat(refused.missReason()).isEqualTo(MissReason.LIMIT);
+        assertThat(refused.missReason()).isEqualTo(MissReason.GPU_SHARE);
         assertThat(refused.detail()).contains("has no room for 8 pages");
         assertThat(gpu.bytesInUse()).as("the device was not asked").isEqualTo(BURST * SimPool.PAGE_ID_BYTES);
 

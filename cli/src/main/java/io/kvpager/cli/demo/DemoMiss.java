@@ -34,12 +34,13 @@ enum DemoMiss {
         return meaning;
     }
 
-    /** The demo's reason for a miss: a {@code LIMIT} miss says whether the GPU's budget refused it ({@link Allocation#gpuShare()}). */
+    /** The demo's reason for a miss. */
     static DemoMiss of(Allocation miss) {
         MissReason reason = miss.missReason();
         return switch (reason) {
             case OUT_OF_MEMORY -> OUT_OF_MEMORY;
-            case LIMIT -> miss.gpuShare() ? GPU_SHARE : LIMIT;
+            case LIMIT -> LIMIT;
+            case GPU_SHARE -> GPU_SHARE;
             case NO_PAGES -> NO_PAGES;
             case MAP_FAILED -> MAP_FAILED;
             case RANK_DOWN -> RANK_DOWN;

@@ -10,10 +10,12 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.healthchecks.HealthCheckHandler;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 import io.vertx.micrometer.PrometheusScrapingHandler;
@@ -21,6 +23,7 @@ import io.vertx.micrometer.VertxPrometheusOptions;
 import io.vertx.micrometer.backends.BackendRegistries;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLPeerUnverifiedException;
 
 /**
  * Prometheus metrics at {@code /metrics} and health at {@code /health}, on one HTTP port: Vert.x's
@@ -45,13 +48,16 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
     private final ClusterAdmin admin;
     private final List<KvCache> caches;
     private final MeterRegistry registry;
+    private final HttpServerOptions serverOptions;
     private KvCacheMeters meters;
     private RankCallMeters rankCalls;
     private HttpServer server;
     private String deployment;
 
-    private MetricsEndpoint(String host, int port, int ports, ClusterAdmin admin, List<KvCache> caches, MeterRegistry registry) {
+    private MetricsEndpoint(String host, int port, int ports, ClusterAdmin admin, List<KvCache> caches, MeterRegistry registry,
+                            HttpServerOptions serverOptions) {
         this.host = host;
+        this.serverOptions = new HttpServerOptions(serverOptions);
         this.requestedPort = port;
         this.ports = ports;
         this.admin = admin;
@@ -84,11 +90,22 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
      * serving {@code admin}'s routes too when it is not {@code null}.
      */
     public static MetricsEndpoint listen(Vertx vertx, String host, int port, int ports, List<KvCache> caches, ClusterAdmin admin) {
+        return listen(vertx, host, port, ports, caches, admin, new HttpServerOptions());
+    }
+
+    /**
+     * As {@link #listen(Vertx, String, int, int, List, ClusterAdmin)} with {@code server}'s options:
+     * with TLS on in them (a client certificate asked for, not required), {@code /metrics} and
+     * {@code /health} answer any client, and {@code admin}'s routes only a client that presented a
+     * certificate the trust store vouches for; others are answered 401 and reach nothing.
+     */
+    public static MetricsEndpoint listen(Vertx vertx, String host, int port, int ports, List<KvCache> caches, ClusterAdmin admin,
+                                         HttpServerOptions server) {
         MeterRegistry registry = BackendRegistries.getDefaultNow();
         if (registry == null) {
             throw new IllegalStateException("metrics are off in this Vert.x: create it with MetricsEndpoint.metricsOptions()");
         }
-        MetricsEndpoint endpoint = new MetricsEndpoint(host, port, port == 0 ? 1 : ports, admin, caches, registry);
+        MetricsEndpoint endpoint = new MetricsEndpoint(host, port, port == 0 ? 1 : ports, admin, caches, registry, server);
         try {
             endpoint.deployment = vertx.deployVerticle(endpoint).await(TIMEOUT_S, TimeUnit.SECONDS);
             return endpoint;
@@ -114,6 +131,9 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
         router.get("/metrics").handler(PrometheusScrapingHandler.create());
         router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
         if (admin != null) {
+            if (serverOptions.isSsl()) {
+                router.route("/cluster/*").order(-1).handler(MetricsEndpoint::requireClientCertificate);
+            }
             admin.route(router);
         }
         return meters.start(REFRESH_MS)
@@ -127,8 +147,8 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
 
     /** Listens on {@code port}, or the next port up while one is taken, {@code left} ports in all. */
     private Future<HttpServer> listenFrom(Router router, int port, int left) {
-        return (host == null ? vertx.createHttpServer().requestHandler(router).listen(port)
-                : vertx.createHttpServer().requestHandler(router).listen(port, host))
+        return (host == null ? vertx.createHttpServer(serverOptions).requestHandler(router).listen(port)
+                : vertx.createHttpServer(serverOptions).requestHandler(router).listen(port, host))
                 .recover(e -> left > 1 && port < 65535 ? listenFrom(router, port + 1, left - 1) : Future.failedFuture(e));
     }
 
@@ -137,6 +157,26 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
         meters.close();
         rankCalls.remove(vertx.eventBus());
         return Future.succeededFuture();
+    }
+
+    /**
+     * Lets a request on to the admin routes only when its client presented a certificate; the TLS
+     * handshake has already checked it against the trust store (a certificate it does not vouch
+     * for ends the handshake).
+     */
+    private static void requireClientCertificate(RoutingContext context) {
+        boolean certified;
+        try {
+            certified = context.request().isSSL() && !context.request().connection().peerCertificates().isEmpty();
+        } catch (SSLPeerUnverifiedException e) {
+            certified = false;
+        }
+        if (certified) {
+            context.next();
+            return;
+        }
+        context.response().setStatusCode(401).putHeader("content-type", "application/json").end(new JsonObject()
+                .put("error", "/cluster/* needs a client certificate that this node's trust store vouches for (--tls-key-store)").encode());
     }
 
     /** UP only when ready; degraded and failed are DOWN (503), with the state and the reason. */
@@ -150,7 +190,8 @@ public final class MetricsEndpoint extends VerticleBase implements AutoCloseable
 
     /** {@code ", metrics at http://host:port/metrics"} for a ready line, or nothing when {@code endpoint} is {@code null}. */
     public static String describe(MetricsEndpoint endpoint, String host) {
-        return endpoint == null ? "" : ", metrics at http://" + host + ":" + endpoint.port() + "/metrics";
+        return endpoint == null ? "" : ", metrics at " + (endpoint.serverOptions.isSsl() ? "https" : "http") + "://" + host + ":"
+                + endpoint.port() + "/metrics";
     }
 
     /** The port it listens on. */

@@ -15,31 +15,47 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * {@code status}, {@code limit} and {@code top} against a running cluster as a client, not a
  * member: one HTTP request to the first node of the cluster that answers on its metrics port
  * ({@link ClusterAdmin}). Nothing joins or leaves the cluster, so its members see nothing and the
  * answer takes one round trip instead of a Hazelcast join. No Vert.x is started here, and the
- * plain {@link HttpURLConnection} keeps TLS and HTTP/2 classes out of a command that must start fast.
+ * plain {@link HttpURLConnection} keeps HTTP/2 classes out of a command that must start fast. With
+ * TLS it speaks HTTPS, presenting its certificate, and checks the node's chain, not its host name
+ * (one certificate may serve every node, as on the event bus).
  */
 public final class ClusterClient {
 
     private final List<URI> nodes;
     private final String clusterName;
     private final Duration timeout;
+    /** One factory for every request, so that a client that asks again ({@code top}) reuses the connection and its TLS session. */
+    private final SSLSocketFactory tls;
 
     /**
      * @param nodes node endpoints to try in order ({@code http://host:port})
      * @param clusterName the cluster asked for; a node of another cluster is skipped
      */
     public ClusterClient(List<URI> nodes, String clusterName, Duration timeout) {
+        this(nodes, clusterName, timeout, null);
+    }
+
+    /**
+     * As {@link #ClusterClient(List, String, Duration)}, presenting {@code tls}'s key to
+     * {@code https://} nodes and trusting the nodes it trusts ({@code null}: plain HTTP only).
+     */
+    public ClusterClient(List<URI> nodes, String clusterName, Duration timeout, SSLContext tls) {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("no node to ask");
         }
         this.nodes = List.copyOf(nodes);
         this.clusterName = clusterName;
         this.timeout = timeout;
+        this.tls = tls == null ? null : tls.getSocketFactory();
     }
 
     /** The stats of the instances named, or of every registered instance when none is. */
@@ -87,6 +103,11 @@ public final class ClusterClient {
     /** A GET of {@code path}, or a POST of {@code body} when it is not {@code null}. */
     private Answer send(URI node, String path, String body) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) node.resolve(path).toURL().openConnection();
+        if (connection instanceof HttpsURLConnection https && tls != null) {
+            https.setSSLSocketFactory(tls);
+            // the chain is checked against the trust store; nodes share certificates, so no host name is checked
+            https.setHostnameVerifier((host, session) -> true);
+        }
         connection.setConnectTimeout((int) Math.min(1000, timeout.toMillis()));
         connection.setReadTimeout((int) timeout.toMillis());
         try {
@@ -128,6 +149,9 @@ public final class ClusterClient {
             if (response.status() == 409) {
                 tried.add(node.getAuthority() + " (cluster '" + json.getString("cluster") + "')");
                 continue;
+            }
+            if (response.status() == 401) {
+                throw new IOException(node.getAuthority() + " refused this client: " + json.getString("error"));
             }
             if (response.status() == 404) {
                 throw new InstanceUnreachable(null, json.getString("error"));

@@ -25,11 +25,11 @@ public class PageMapFailure extends RuntimeException {
     }
 
     /**
-     * A {@link MissReason#LIMIT} refusal of the GPU's budget: the pool's share of a GPU cannot
+     * A {@link MissReason#GPU_SHARE} refusal of the GPU's budget: the pool's share of a GPU cannot
      * grow, as the other pools there hold its memory.
      */
     public static PageMapFailure gpuShare(String message) {
-        return new PageMapFailure(MissReason.LIMIT, message, null, null, true);
+        return new PageMapFailure(MissReason.GPU_SHARE, message, null, null, true);
     }
 
     /** Whether this is a refusal of the GPU's budget ({@link #gpuShare(String)}) rather than the pool's own limit. */

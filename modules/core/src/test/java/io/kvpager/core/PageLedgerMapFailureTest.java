@@ -57,13 +57,13 @@ class PageLedgerMapFailureTest {
         assertThat(retry).contains(13, 14, 15).contains(range(0, 8)).contains(range(16, 24));
     }
 
-    /** The GPU's budget and the pool's own limit both miss with LIMIT; the miss says which, as a field. */
+    /** The GPU's budget misses with GPU_SHARE, the pool's own limit with LIMIT. */
     @Test
-    void aGpuShareRefusalIsALimitMissThatSaysSo() {
+    void aGpuShareRefusalIsAGpuShareMissNotALimitOne() {
         PageLedger ledger = partlyUsedWithReserve();
         mapper.nextMap(new ScriptedMapper.Fail(PageMapFailure.gpuShare("gpu sim:0 has no room for 1 page")));
         Allocation shared = miss(ledger, 19);
-        assertThat(shared.missReason()).isEqualTo(MissReason.LIMIT);
+        assertThat(shared.missReason()).isEqualTo(MissReason.GPU_SHARE);
         assertThat(shared.gpuShare()).isTrue();
         assertThat(shared.detail()).isEqualTo("gpu sim:0 has no room for 1 page");
 

@@ -1,5 +1,6 @@
 package io.kvpager.impl.broker;
 
+import io.kvpager.impl.books.SealedBooks;
 import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.impl.protocol.Owner;
 import io.vertx.core.Future;
@@ -73,7 +74,7 @@ public final class GpuBroker {
         if (membership != null) {
             DepartedShares.watch(vertx, membership);
         }
-        return vertx.sharedData().<String, Long>getAsyncMap(CAPACITIES)
+        return SealedBooks.longs(vertx, CAPACITIES)
                 .compose(capacities -> capacities.putIfAbsent(gpu, capacityBytes))
                 .compose(registered -> {
                     long capacity = registered == null ? capacityBytes : registered;
@@ -81,7 +82,7 @@ public final class GpuBroker {
                         log.warn("gpu {}: its broker's capacity is {} bytes, as first registered; this cache's worker reports {}",
                                 gpu, capacity, capacityBytes);
                     }
-                    return vertx.sharedData().<String, String>getAsyncMap(SHARES)
+                    return SealedBooks.text(vertx, SHARES)
                             .map(map -> new GpuBroker(gpu, capacity, map));
                 })
                 .compose(broker -> {

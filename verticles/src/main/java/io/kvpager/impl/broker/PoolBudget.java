@@ -120,7 +120,7 @@ public final class PoolBudget {
 
     /**
      * Takes the budget of {@code pages} page ids on every GPU, all or none. A GPU without room
-     * fails it with a {@link MissReason#LIMIT} {@link PageMapFailure} (the pool's share of that
+     * fails it with a {@link MissReason#GPU_SHARE} {@link PageMapFailure} (the pool's share of that
      * GPU is reached), and a broker that cannot be reached with {@link MissReason#MAP_FAILED}.
      */
     public Future<Void> take(int pages) {

@@ -25,7 +25,7 @@ import java.util.concurrent.CompletionStage;
  * through a {@link RankFanOut}, all or nothing, drawing on the GPUs' budgets on the way.
  *
  * <p>One map, in order: the budget of its pages is taken ({@link PoolBudget#take}; a refusal is
- * the map's failure, so the allocation misses with {@link MissReason#LIMIT}); lost ranks are
+ * the map's failure, so the allocation misses with {@link MissReason#GPU_SHARE}); lost ranks are
  * brought back ({@link RankRejoin}, only when one is lost); the fan-out; on failure the budget is
  * given back, except for pages the failure quarantines, which may still hold memory on some rank.
  * An unmap gives the budget back once the pages are unmapped, then tells the {@link IdleHandles},

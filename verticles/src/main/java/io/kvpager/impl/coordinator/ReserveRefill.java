@@ -180,7 +180,7 @@ final class ReserveRefill {
     private static boolean gpuFull(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof PageMapFailure f) {
-                return f.reason() == MissReason.OUT_OF_MEMORY || f.reason() == MissReason.LIMIT;
+                return f.reason() == MissReason.OUT_OF_MEMORY || f.reason() == MissReason.LIMIT || f.reason() == MissReason.GPU_SHARE;
             }
             if (t instanceof KvPagerException k && k.code() == FailureCode.OUT_OF_MEMORY) {
                 return true;

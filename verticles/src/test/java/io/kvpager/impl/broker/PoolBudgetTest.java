@@ -128,7 +128,7 @@ class PoolBudgetTest {
                 if (now > GPU_PAGES * PAGE) {
                     overCommits.add("held " + now + " bytes of " + GPU_PAGES * PAGE);
                 }
-            } else if (!(ar.cause() instanceof PageMapFailure f && f.reason() == MissReason.LIMIT)) {
+            } else if (!(ar.cause() instanceof PageMapFailure f && f.reason() == MissReason.GPU_SHARE)) {
                 return Future.failedFuture(ar.cause());
             }
             return randomRun(budget, random, steps - 1, taken, held, overCommits, refusals + (ar.succeeded() ? 0 : 1));

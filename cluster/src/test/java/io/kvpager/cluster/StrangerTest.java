@@ -1,0 +1,207 @@
+package io.kvpager.cluster;
+
+import static io.kvpager.cluster.process.TestClusters.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import io.kvpager.Allocation;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.GpuStats;
+import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.impl.broker.GpuBroker;
+import io.kvpager.worker.RankWorker;
+import io.kvpager.worker.RankWorkerOptions;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A stranger against a TLS cluster, as an attacker would go about it: it takes a member's
+ * certificate from a TLS handshake on the member's event-bus port, computes the name TLS nodes
+ * joined under before the cluster secret (the name and the certificates' fingerprint), and tries
+ * to join as a plain Hazelcast member with kvpager's packaged member config: it finds nobody.
+ * Then, as an eavesdropper on the member network would, it joins under the name it read off the
+ * wire and writes the records that decide memory (a GPU's capacity and shares, the instance
+ * directory): no cache acts on them; every alloc is granted as before, and the ledger and the
+ * rank agree.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class StrangerTest {
+
+    private static final String PASSWORD = "test-only-" + UUID.randomUUID();
+    private static final String SECRET = "test-secret-" + UUID.randomUUID();
+    private static final int PAGES = 8;
+    /** Blocks of 64 KiB in 2 layers: one 2 MiB page per alloc. */
+    private static final int BLOCKS_PER_PAGE = 32;
+
+    @TempDir
+    static Path dir;
+    private static String clusterKeys;
+
+    private final List<ClusterNode> nodes = new ArrayList<>();
+    private final List<HazelcastInstance> strangers = new ArrayList<>();
+
+    @BeforeAll
+    static void makeCertificate() throws Exception {
+        clusterKeys = dir.resolve("cluster.p12").toString();
+        EventBusTlsTest.keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-test",
+                "-validity", "2", "-storetype", "PKCS12", "-keystore", clusterKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
+    }
+
+    @AfterEach
+    void close() {
+        for (HazelcastInstance stranger : strangers) {
+            stranger.getLifecycleService().terminate();
+        }
+        for (ClusterNode node : nodes.reversed()) {
+            await(node.close());
+        }
+    }
+
+    @Test
+    void aStrangerWithTheCertificatesCannotJoinAndOneWithTheNameChangesNoGrant() throws Exception {
+        String name = TestClusters.freshName("kvpager-stranger");
+        int busPort = TestClusters.freePort();
+        ClusterNode member = start(TestClusters.nodeOptions(name, null).setPort(busPort)
+                .setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD).setClusterSecret(SECRET));
+
+        // the certificate, as any TLS handshake on the event-bus port hands it over
+        X509Certificate certificate = handshakeCertificate(busPort);
+        Path trust = dir.resolve("stolen.p12");
+        KeyStore stolen = KeyStore.getInstance("PKCS12");
+        stolen.load(null, null);
+        stolen.setCertificateEntry("member", certificate);
+        try (OutputStream out = Files.newOutputStream(trust)) {
+            stolen.store(out, "stolen".toCharArray());
+        }
+        String oldName = name + "-" + EventBusTls.fingerprint(trust.toString(), "stolen");
+        assertThat(oldName).isNotEqualTo(member.clusterName());
+
+        HazelcastInstance outside = stranger(oldName, member.memberAddress());
+        assertThat(outside.getCluster().getMembers()).as("the stranger under the name of the certificates").hasSize(1);
+        assertThat(member.members()).isEqualTo(1);
+
+        // an eavesdropper reads the name in clear on the member network: it joins, but lacks the secret
+        HazelcastInstance inside = stranger(member.clusterName(), member.memberAddress());
+        assertThat(inside.getCluster().getMembers()).hasSize(2);
+        String gpu = "sim:stranger:0@" + InetAddress.getLocalHost().getHostName();
+        IMap<String, String> capacities = inside.getMap(GpuBroker.CAPACITIES);
+        IMap<String, String> shares = inside.getMap(GpuBroker.SHARES);
+        capacities.put(gpu, "1");
+        shares.put(gpu, forgedShares());
+        inside.<String, String>getMap(ClusterDirectory.INSTANCES).put("forged", member.nodeId());
+
+        await(member.deployWorker(new RankWorkerOptions().setInstance("stranger").setPp(0).setTp(0)
+                .setSim(new JsonObject().put("gpuKey", "stranger").put("capacityBytes", 1L << 30))));
+        KvCache cache = await(member.deployCache(new KvCacheOptions().setInstance("stranger").setTp(1).setLayers(2)
+                .setBlockBytes(64 << 10).setPages(PAGES).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
+                .setLocalWorkers(false)));
+        List<int[]> held = new ArrayList<>();
+        for (int i = 0; i < PAGES / 2; i++) {
+            Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
+            assertThat(allocation.isMiss()).as("alloc %d: %s", i, allocation.detail()).isFalse();
+            held.add(allocation.blocks());
+        }
+        // forged again while the cache runs: what the stranger wrote over the record is not acted on either
+        shares.put(gpu, forgedShares());
+        for (int i = PAGES / 2; i < PAGES; i++) {
+            Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
+            assertThat(allocation.isMiss()).as("alloc %d after the forged record: %s", i, allocation.detail()).isFalse();
+            held.add(allocation.blocks());
+        }
+
+        CacheStats stats = await(cache.stats());
+        assertThat(stats.pool().inUsePages()).isEqualTo(PAGES);
+        assertThat(mappedPages(member)).as("the rank maps what the ledger holds").isEqualTo(stats.pool().mappedPages());
+        GpuStats budget = stats.gpus().getFirst();
+        assertThat(budget.gpu()).isEqualTo(gpu);
+        assertThat(budget.capacityBytes()).as("the worker's capacity, not the forged 1 byte").isEqualTo(1L << 30);
+        assertThat(budget.takenBytes()).as("the cache's own share, without the forged 2^50").isEqualTo(budget.leasedBytes()).isLessThan(1L << 30);
+        assertThat(await(member.directory().coordinated())).containsExactly("stranger");
+        for (int[] blocks : held) {
+            await(cache.free(blocks));
+        }
+        await(cache.close());
+    }
+
+    private ClusterNode start(ClusterNodeOptions options) {
+        ClusterNode node = await(ClusterNode.start(options));
+        nodes.add(node);
+        return node;
+    }
+
+    /** A plain Hazelcast member with kvpager's packaged config under {@code clusterName}, joining through {@code join}. */
+    private HazelcastInstance stranger(String clusterName, String join) {
+        ClusterNodeOptions options = TestClusters.nodeOptions("stranger", join);
+        Config config = MemberConfig.of(options, clusterName);
+        config.setInstanceName("stranger-" + UUID.randomUUID());
+        HazelcastInstance instance = Hazelcast.newHazelcastInstance(config);
+        strangers.add(instance);
+        return instance;
+    }
+
+    /** One share claiming 2^50 bytes under an owner of the stranger's making. */
+    private static String forgedShares() {
+        return new JsonObject().put("stranger.group0", new JsonObject().put("owner", UUID.randomUUID() + "#1").put("bytes", 1L << 50))
+                .encode();
+    }
+
+    /** The member's certificate, recorded as a client checks it: the handshake may then fail, as the member wants ours. */
+    private static X509Certificate handshakeCertificate(int port) throws Exception {
+        AtomicReference<X509Certificate> seen = new AtomicReference<>();
+        TrustManager recorder = new X509TrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType) {
+                seen.set(chain[0]);
+            }
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+                return new X509Certificate[0];
+            }
+        };
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, new TrustManager[] {recorder}, null);
+        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+            socket.startHandshake();
+        } catch (java.io.IOException refusedWithoutOurs) {
+            // the member asks for a client certificate; its own has been seen by then
+        }
+        assertThat(seen.get()).as("the member's certificate").isNotNull();
+        return seen.get();
+    }
+
+    private static long mappedPages(ClusterNode node) {
+        JsonObject stats = await(node.vertx().eventBus().<JsonObject>request(RankWorker.address("stranger", 0, 0), new JsonObject(),
+                new DeliveryOptions().addHeader("action", "stats").setSendTimeout(10_000)).map(m -> m.body()));
+        return stats.getJsonObject("groups").getJsonObject("0").getLong("mappedPages");
+    }
+}
