@@ -12,11 +12,11 @@ import org.junit.jupiter.api.Test;
  * same attention over the bf16 values, on uniform data and on heavy-tailed data with outlier
  * channels; and beside it the other scale granularity, one scale per block and KV head (the
  * block's largest magnitude, known only once the block is full), for the choice docs/attention.md
- * records. 8 sequences of 2048 tokens, 32 query heads over 8 KV heads of 128, 16-token blocks.
+ * records. 4 sequences of 2048 tokens, 32 query heads over 8 KV heads of 128, 16-token blocks.
  */
 class Fp8AccuracyTest {
 
-    static final int SEQUENCES = 8;
+    static final int SEQUENCES = 4;
     static final int LENGTH = 2048;
     static final int BLOCK = 16;
     static final AttentionShape SHAPE = new AttentionShape(32, 8, 128, BLOCK, KvDtype.BF16, KvFormat.FP8);
