@@ -501,10 +501,10 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
 // 2^64 with its V scale, so the output accumulates 2^-56 times its value (leave_for_merge takes the
 // 2^56 out again): every factor stays inside fp32's and bf16's normal range for any scale up to
 // 2^63.
-#define K_SCALE_FACTOR 0x1p64f
-#define SCORE_FACTOR 0x1p56f
-#define V_SCALE_FACTOR 0x1p64f
-#define OUT_FACTOR 0x1p56f
+#define K_SCALE_FACTOR __int_as_float(0x5f800000)
+#define SCORE_FACTOR __int_as_float(0x5b800000)
+#define V_SCALE_FACTOR __int_as_float(0x5f800000)
+#define OUT_FACTOR __int_as_float(0x5b800000)
 
 // attend_tile for an fp8 tile (rows swizzled by fp8_offset) and its scales: the same online
 // softmax, with the e4m3 elements widened to bf16 in registers (e4m3x2_to_bf16x2_scaled) for the
@@ -952,7 +952,8 @@ kv_append_fp8(const u16* __restrict__ keys, const u16* __restrict__ values, cons
         return;
     }
     const float inverse = amax > 0.f ? __fdiv_rn(448.f, amax) : 0.f;
-    u32 q[2];
+    u32 q[2] = {0u, 0u};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         u16 lo, hi;
@@ -960,6 +961,10 @@ kv_append_fp8(const u16* __restrict__ keys, const u16* __restrict__ values, cons
         asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(__fmul_rn(x[4 * i + 3], inverse)), "f"(__fmul_rn(x[4 * i + 2], inverse)));
         q[i] = (u32)lo | ((u32)hi << 16);
     }
+#else
+    // the e4m3 conversion is an sm_89 instruction: before that, the append is not built
+    __trap();
+#endif
     const u32 token = (u32)(row / KV_HEADS);
     const u32 head = (u32)(row % KV_HEADS);
     const long long slot = slots[token];
