@@ -143,7 +143,7 @@ final class Fp8Benchmark {
             try {
                 return run(bf16, fp8, rounds, torchScript, stream);
             } finally {
-                cuStreamSynchronize(stream);
+                // the inner run synchronized and destroyed the stream
                 fp8.close();
                 bf16.close();
             }
