@@ -94,6 +94,10 @@ public final class PagedDecodeAttention implements AutoCloseable {
             this.architecture = "sm_" + major + minor;
             this.computeCapability = major * 10 + minor;
             this.maxSharedBytes = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+            if (shape.fp8() && computeCapability < 89) {
+                throw new IllegalArgumentException("FP8 pages need sm_89 or later (the e4m3 conversion instructions), this GPU is "
+                        + architecture);
+            }
             if (launchShapes.getFirst().wholeBlocks() && computeCapability < 90) {
                 throw new IllegalArgumentException("the whole-block kernel needs sm_90 or later, this GPU is "
                         + architecture + ": use KernelOptions.portable()");

@@ -14,7 +14,7 @@
 //   base + (b / BLOCKS_PER_PAGE) * pageStride + (b % BLOCKS_PER_PAGE) * blockStride
 // and holds BLOCK_TOKENS tokens × KV_HEADS heads × HEAD_DIM elements, row-major: token t,
 // head h, element d at byte ((t * KV_HEADS + h) * HEAD_DIM + d) * 2.
-// KV_FP8: one byte per element, (t, h, d) at byte (t * KV_HEADS + h) * HEAD_DIM + d, then the
+// KV_FP8 (sm_89 and later: the e4m3 conversion instruction): one byte per element, (t, h, d) at byte (t * KV_HEADS + h) * HEAD_DIM + d, then the
 // block's scales, fp32, head-major: the scale of (t, h) at BLOCK_DATA_BYTES + (h * BLOCK_TOKENS + t)
 // * 4. Element x of (t, h) stands for e4m3(x) * scale(t, h); kv_append_fp8 writes them.
 //
@@ -220,11 +220,33 @@ __device__ __forceinline__ u32 fp8_offset(u32 b) {
     return (b & ~0x7fu) | ((((b >> 4) ^ (b >> 7)) & 7u) << 4) | (b & 15u);
 }
 
-// Two e4m3 elements, bytes 1 and 3 of x, as two bf16 values 2^-120 times theirs (low half: byte
-// 1): the 7 bits of exponent and mantissa moved under bf16's, the sign kept; exact, e4m3's
-// subnormals included (they become bf16 subnormals). Bytes 0 and 2 of x are ignored.
-__device__ __forceinline__ u32 e4m3x2_to_bf16x2_scaled(u32 x) {
-    return ((x >> 4) & 0x07f007f0u) | (x & 0x80008000u);
+// Two e4m3 elements (the low byte first) as two f16 values, exactly: one conversion instruction.
+__device__ __forceinline__ u32 e4m3x2_to_f16x2(u32 x) {
+    u32 r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const u16 pair = (u16)x;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(pair));
+#else
+    // the e4m3 conversion is an sm_89 instruction: the host refuses FP8 pages before that
+    r = 0u;
+    __trap();
+#endif
+    return r;
+}
+
+// Two floats to two f16 values, lo in the low half.
+__device__ __forceinline__ u32 pack_f16(float lo, float hi) {
+    u32 r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// c (16x8 fp32) += a (16x16 f16) * b (16x8 f16)
+__device__ __forceinline__ void mma_f16(float* c, const u32* a, u32 b0, u32 b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ u32 byte_perm(u32 a, u32 b, u32 selector) {
@@ -294,21 +316,45 @@ __device__ __forceinline__ void fence_proxy_async() {
 }
 
 // Query rows of KV head `head`'s group as mma A fragments (rows >= GROUP are zero).
-__device__ __forceinline__ void load_query(u32 (&qa)[HEAD_DIM / 16][4], const u16* query, int seq, int head, u32 g,
-                                           u32 t) {
+__device__ __forceinline__ float load_query(u32 (&qa)[HEAD_DIM / 16][4], const u16* query, int seq, int head, u32 g,
+                                            u32 t) {
     const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
 #if KV_FP8
     // attend_tile_fp8's order of the head dimension: step s, lane t takes elements
     // (HEAD_DIM / 4) t + 4 s .. + 3, four consecutive bytes of an fp8 K row (the dot product is
-    // the same in any order, so long as Q and K share it).
+    // the same in any order, so long as Q and K share it). The products are f16 (the e4m3 K values
+    // are exact in f16): the group's queries are scaled by a power of two that brings their
+    // largest magnitude to [2^13, 2^14), exact but for components below f16's normal range, and
+    // the inverse is returned (1 for bf16 pages).
+    u32 raw[HEAD_DIM / 16][4];
+    float amax = 0.f;
 #pragma unroll
     for (int s = 0; s < HEAD_DIM / 16; ++s) {
         const u32 d = (HEAD_DIM / 4) * t + 4 * s;
-        qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + d) / 2] : 0u;
-        qa[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + d) / 2] : 0u;
-        qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + d + 2) / 2] : 0u;
-        qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + d + 2) / 2] : 0u;
+        raw[s][0] = g < GROUP ? q[(g * HEAD_DIM + d) / 2] : 0u;
+        raw[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + d) / 2] : 0u;
+        raw[s][2] = g < GROUP ? q[(g * HEAD_DIM + d + 2) / 2] : 0u;
+        raw[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + d + 2) / 2] : 0u;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            amax = fmaxf(amax, fmaxf(fabsf(__int_as_float((int)(raw[s][i] << 16))), fabsf(__int_as_float((int)(raw[s][i] & 0xffff0000u)))));
+        }
     }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    }
+    const int exponent = (__float_as_int(amax) >> 23) & 0xff;
+    const float up = __int_as_float(min(254, max(1, 267 - exponent)) << 23);
+    const float unscale = __int_as_float(min(254, max(1, exponent - 13)) << 23);
+#pragma unroll
+    for (int s = 0; s < HEAD_DIM / 16; ++s) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            qa[s][i] = pack_f16(__int_as_float((int)(raw[s][i] << 16)) * up, __int_as_float((int)(raw[s][i] & 0xffff0000u)) * up);
+        }
+    }
+    return unscale;
 #else
 #pragma unroll
     for (int s = 0; s < HEAD_DIM / 16; ++s) {
@@ -317,6 +363,7 @@ __device__ __forceinline__ void load_query(u32 (&qa)[HEAD_DIM / 16][4], const u1
         qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
         qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
     }
+    return 1.f;
 #endif
 }
 
@@ -325,6 +372,8 @@ struct Running {
     float o[HEAD_DIM / 8][4];
     float rowMax[2];
     float rowSum[2];
+    // FP8: the power of two the output is kept under (attend_tile_fp8); 0 before the first tile
+    float vRef;
 
     __device__ __forceinline__ void reset() {
 #pragma unroll
@@ -333,6 +382,7 @@ struct Running {
         }
         rowMax[0] = rowMax[1] = NEG_INF;
         rowSum[0] = rowSum[1] = 0.f;
+        vRef = 0.f;
     }
 };
 
@@ -496,27 +546,19 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
 }
 
 #if KV_FP8
-// The fp8 products' power-of-two factors: e4m3x2_to_bf16x2_scaled leaves every K and V element
-// 2^-120 times its value; a score gets 2^64 with its K scale and 2^56 after, and each softmax weight
-// 2^64 with its V scale, so the output accumulates 2^-56 times its value (leave_for_merge takes the
-// 2^56 out again): every factor stays inside fp32's and bf16's normal range for any scale up to
-// 2^63.
-#define K_SCALE_FACTOR __int_as_float(0x5f800000)
-#define SCORE_FACTOR __int_as_float(0x5b800000)
-#define V_SCALE_FACTOR __int_as_float(0x5f800000)
-#define OUT_FACTOR __int_as_float(0x5b800000)
-
 // attend_tile for an fp8 tile (rows swizzled by fp8_offset) and its scales: the same online
-// softmax, with the e4m3 elements widened to bf16 in registers (e4m3x2_to_bf16x2_scaled) for the
-// same bf16 mma. Each lane reads whole 16-byte runs of the rows it needs instead of ldmatrix (which
+// softmax, with the e4m3 elements widened to f16 in registers by the hardware conversion (exact)
+// for f16 mma. Each lane reads whole 16-byte runs of the rows it needs instead of ldmatrix (which
 // moves 16-bit elements): for Q·Kᵀ, K rows g and g + 8, bytes (HEAD_DIM / 4) t onwards (load_query
-// orders Q's elements to match); for P·V, V rows 2t, 2t + 1, 2t + 8, 2t + 9, bytes (HEAD_DIM / 8) g
-// onwards, so that lane g holds output elements (HEAD_DIM / 8) g .. + HEAD_DIM / 8 - 1 (the
-// output order leave_for_merge undoes). K scales multiply the scores, V scales the softmax
-// weights before they are rounded to bf16.
+// orders and scales Q's elements to match, `unscale` undoing its power of two); for P·V, V rows 2t,
+// 2t + 1, 2t + 8, 2t + 9, bytes (HEAD_DIM / 8) g onwards, so that lane g holds output elements
+// (HEAD_DIM / 8) g .. + HEAD_DIM / 8 - 1 (the order leave_for_merge undoes). K scales multiply the
+// scores. V scales multiply the softmax weights, over the warp's running reference run.vRef (a
+// power of two above every V scale seen), so that the weights stay within [0, 1] for f16; when a
+// tile raises the reference, the output so far is rescaled with the softmax's own rescale.
 template <bool TRANSPOSED>
 __device__ __forceinline__ void attend_tile_fp8(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
-                                                u32 kScales, u32 vScales, int first, int end, float scaleLog2,
+                                                u32 kScales, u32 vScales, int first, int end, float scoreScale,
                                                 u32 lane) {
     const u32 g = lane >> 2;
     const u32 t = lane & 3;
@@ -530,9 +572,7 @@ __device__ __forceinline__ void attend_tile_fp8(Running& run, const u32 (&qa)[HE
             load_shared4(w, kTile + fp8_offset(row * ROW_BYTES + (HEAD_DIM / 4) * t + 16 * c));
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const u32 b0 = e4m3x2_to_bf16x2_scaled(byte_perm(w[j], 0u, 0x1404u));
-                const u32 b1 = e4m3x2_to_bf16x2_scaled(byte_perm(w[j], 0u, 0x3424u));
-                mma(sc[n], qa[4 * c + j], b0, b1);
+                mma_f16(sc[n], qa[4 * c + j], e4m3x2_to_f16x2(w[j]), e4m3x2_to_f16x2(w[j] >> 16));
             }
         }
     }
@@ -546,15 +586,22 @@ __device__ __forceinline__ void attend_tile_fp8(Running& run, const u32 (&qa)[HE
     float tileMax[2] = {NEG_INF, NEG_INF};
 #pragma unroll
     for (int n = 0; n < 2; ++n) {
-        const float k0 = ks[n].x * (scaleLog2 * K_SCALE_FACTOR);
-        const float k1 = ks[n].y * (scaleLog2 * K_SCALE_FACTOR);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const int token = first + 8 * n + 2 * (int)t + (e & 1);
-            sc[n][e] = token < end ? sc[n][e] * (e & 1 ? k1 : k0) * SCORE_FACTOR : NEG_INF;
+            sc[n][e] = token < end ? (sc[n][e] * scoreScale) * (e & 1 ? ks[n].y : ks[n].x) : NEG_INF;
             tileMax[e >> 1] = fmaxf(tileMax[e >> 1], sc[n][e]);
         }
     }
+    // the V reference: a power of two above the largest V scale so far (scales are never negative)
+    float vMax = fmaxf(fmaxf(vs[0].x, vs[0].y), fmaxf(vs[1].x, vs[1].y));
+    vMax = fmaxf(vMax, __shfl_xor_sync(0xffffffffu, vMax, 1));
+    vMax = fmaxf(vMax, __shfl_xor_sync(0xffffffffu, vMax, 2));
+    const int refExponent = max((__float_as_int(run.vRef) >> 23) & 0xff, min(254, ((__float_as_int(vMax) >> 23) & 0xff) + 1));
+    const float ref = __int_as_float(refExponent << 23);
+    const float inverseRef = __int_as_float((254 - refExponent) << 23);
+    const float grow = run.vRef * inverseRef;
+    run.vRef = ref;
     float alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -575,8 +622,12 @@ __device__ __forceinline__ void attend_tile_fp8(Running& run, const u32 (&qa)[HE
             run.rowSum[e >> 1] += sc[n][e];
         }
     }
+    const float v00 = vs[0].x * inverseRef;
+    const float v01 = vs[0].y * inverseRef;
+    const float v10 = vs[1].x * inverseRef;
+    const float v11 = vs[1].y * inverseRef;
     // V rows 2t, 2t + 1 (lo) and 2t + 8, 2t + 9 (hi), bytes (HEAD_DIM / 8) g onwards: word i of
-    // each row holds output elements 4i .. 4i + 3 of this lane's run.
+    // each row holds elements 4i .. 4i + 3 of this lane's run.
     u32 va[HEAD_DIM / 32];
     u32 vb[HEAD_DIM / 32];
     u32 vc[HEAD_DIM / 32];
@@ -603,13 +654,13 @@ __device__ __forceinline__ void attend_tile_fp8(Running& run, const u32 (&qa)[HE
         }
 #endif
     }
-    // lo(n) / hi(n): element n of this lane's run for tokens (2t, 2t + 1) / (2t + 8, 2t + 9), bf16x2
-#define V_LO(n) e4m3x2_to_bf16x2_scaled(byte_perm(va[(n) / 4], vb[(n) / 4], 0x4400u + 0x1111u * ((n) % 4)))
-#define V_HI(n) e4m3x2_to_bf16x2_scaled(byte_perm(vc[(n) / 4], vd[(n) / 4], 0x4400u + 0x1111u * ((n) % 4)))
+    // lo(n) / hi(n): element n of this lane's run for tokens (2t, 2t + 1) / (2t + 8, 2t + 9), f16x2
+#define V_LO(n) e4m3x2_to_f16x2(byte_perm(va[(n) / 4], vb[(n) / 4], 0x40u + 0x11u * ((n) % 4)))
+#define V_HI(n) e4m3x2_to_f16x2(byte_perm(vc[(n) / 4], vd[(n) / 4], 0x40u + 0x11u * ((n) % 4)))
     if (TRANSPOSED) {
         // Oᵀ += Vᵀ · P'ᵀ as attend_tile; m-tile p's rows g and g + 8 are this lane's elements 2p, 2p + 1
-        const float a0 = __shfl_sync(0xffffffffu, alpha[0], 8 * t);
-        const float a1 = __shfl_sync(0xffffffffu, alpha[0], 8 * t + 4);
+        const float a0 = __shfl_sync(0xffffffffu, alpha[0], 8 * t) * grow;
+        const float a1 = __shfl_sync(0xffffffffu, alpha[0], 8 * t + 4) * grow;
 #pragma unroll
         for (int p = 0; p < HEAD_DIM / 16; ++p) {
             run.o[p][0] *= a0;
@@ -617,32 +668,30 @@ __device__ __forceinline__ void attend_tile_fp8(Running& run, const u32 (&qa)[HE
             run.o[p][2] *= a0;
             run.o[p][3] *= a1;
         }
-        const u32 pb0 = pack(sc[0][0] * (vs[0].x * V_SCALE_FACTOR), sc[0][1] * (vs[0].y * V_SCALE_FACTOR));
-        const u32 pb1 = pack(sc[1][0] * (vs[1].x * V_SCALE_FACTOR), sc[1][1] * (vs[1].y * V_SCALE_FACTOR));
+        const u32 pb0 = pack_f16(sc[0][0] * v00, sc[0][1] * v01);
+        const u32 pb1 = pack_f16(sc[1][0] * v10, sc[1][1] * v11);
 #pragma unroll
         for (int p = 0; p < HEAD_DIM / 16; ++p) {
             const u32 a[4] = {V_LO(2 * p), V_LO(2 * p + 1), V_HI(2 * p), V_HI(2 * p + 1)};
-            mma(run.o[p], a, pb0, pb1);
+            mma_f16(run.o[p], a, pb0, pb1);
         }
         return;
     }
+    const float b0 = alpha[0] * grow;
+    const float b1 = alpha[1] * grow;
 #pragma unroll
     for (int n = 0; n < HEAD_DIM / 8; ++n) {
-        run.o[n][0] *= alpha[0];
-        run.o[n][1] *= alpha[0];
-        run.o[n][2] *= alpha[1];
-        run.o[n][3] *= alpha[1];
+        run.o[n][0] *= b0;
+        run.o[n][1] *= b0;
+        run.o[n][2] *= b1;
+        run.o[n][3] *= b1;
     }
-    const float v00 = vs[0].x * V_SCALE_FACTOR;
-    const float v01 = vs[0].y * V_SCALE_FACTOR;
-    const float v10 = vs[1].x * V_SCALE_FACTOR;
-    const float v11 = vs[1].y * V_SCALE_FACTOR;
-    const u32 pa[4] = {pack(sc[0][0] * v00, sc[0][1] * v01), pack(sc[0][2] * v00, sc[0][3] * v01),
-                       pack(sc[1][0] * v10, sc[1][1] * v11), pack(sc[1][2] * v10, sc[1][3] * v11)};
+    const u32 pa[4] = {pack_f16(sc[0][0] * v00, sc[0][1] * v01), pack_f16(sc[0][2] * v00, sc[0][3] * v01),
+                       pack_f16(sc[1][0] * v10, sc[1][1] * v11), pack_f16(sc[1][2] * v10, sc[1][3] * v11)};
     // O += P' · V; n-tile n's column c is element n of lane (c, ·)'s run
 #pragma unroll
     for (int n = 0; n < HEAD_DIM / 8; ++n) {
-        mma(run.o[n], pa, V_LO(n), V_HI(n));
+        mma_f16(run.o[n], pa, V_LO(n), V_HI(n));
     }
 #undef V_LO
 #undef V_HI
@@ -674,8 +723,8 @@ __device__ __forceinline__ void leave_for_merge(Running& run, float* stats, floa
 #pragma unroll
                 for (int n = 0; n < HEAD_DIM / 8; ++n) {
 #if KV_FP8
-                    dst[(HEAD_DIM / 8) * (2 * t) + n] = run.o[n][2 * r] * OUT_FACTOR;
-                    dst[(HEAD_DIM / 8) * (2 * t + 1) + n] = run.o[n][2 * r + 1] * OUT_FACTOR;
+                    dst[(HEAD_DIM / 8) * (2 * t) + n] = run.o[n][2 * r] * run.vRef;
+                    dst[(HEAD_DIM / 8) * (2 * t + 1) + n] = run.o[n][2 * r + 1] * run.vRef;
 #else
                     dst[8 * n + 2 * t] = run.o[n][2 * r];
                     dst[8 * n + 2 * t + 1] = run.o[n][2 * r + 1];
@@ -692,7 +741,7 @@ __device__ __forceinline__ void leave_for_merge(Running& run, float* stats, floa
                 const u32 h = 2 * t + (e & 1);
                 if (h < GROUP) {
 #if KV_FP8
-                    parts[(warp * GROUP + h) * HEAD_DIM + (HEAD_DIM / 8) * g + 2 * p + (e >> 1)] = run.o[p][e] * OUT_FACTOR;
+                    parts[(warp * GROUP + h) * HEAD_DIM + (HEAD_DIM / 8) * g + 2 * p + (e >> 1)] = run.o[p][e] * run.vRef;
 #else
                     parts[(warp * GROUP + h) * HEAD_DIM + 16 * p + g + 8 * (e >> 1)] = run.o[p][e];
 #endif
@@ -747,7 +796,11 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     const int* table = tables + tableStart[seq];
 
     u32 qa[HEAD_DIM / 16][4];
+#if KV_FP8
+    const float scoreScale = scaleLog2 * load_query(qa, query, seq, head, lane >> 2, lane & 3);
+#else
     load_query(qa, query, seq, head, lane >> 2, lane & 3);
+#endif
     Running run;
     run.reset();
 
@@ -777,7 +830,7 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
 #if KV_FP8
         attend_tile_fp8<TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, kTile + 2 * TILE_BYTES,
                                        kTile + 2 * TILE_BYTES + SCALE_TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE,
-                                       end, scaleLog2, lane);
+                                       end, scoreScale, lane);
 #else
         attend_tile<ROW_BYTES, 1, true, TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
 #endif
