@@ -175,7 +175,7 @@ final class Fp8Benchmark {
             AttentionBenchmark.Timer timer = new AttentionBenchmark.Timer(stream);
             KernelOptions defaults = KernelOptions.of(fp8.shape, fp8.geometry);
             List<LaunchShapes> tried = new ArrayList<>(List.of(new LaunchShapes(defaults, true)));
-            for (int[] ws : new int[][] {{4, 2}, {4, 3}, {4, 4}, {3, 3}, {6, 3}, {8, 2}, {8, 3}}) {
+            for (int[] ws : new int[][] {{4, 2}, {4, 3}, {3, 2}, {3, 3}, {3, 4}, {2, 4}, {8, 2}}) {
                 tried.add(new LaunchShapes(defaults.with(ws[0], ws[1], 0, false, 0), false));
             }
             LaunchShapes chosen = AttentionBenchmark.tuneAmong(tried, fp8.paged, kernels, fp8.held, fp8Batches, query, out,
