@@ -402,7 +402,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
         keys.requireAtLeast(bytes, "keys");
         values.requireAtLeast(bytes, "values");
         long rows = (long) tokens * shape.kvHeads();
-        int rowsPerBlock = APPEND_THREADS / (shape.headSize() / 8);
+        int rowsPerBlock = APPEND_THREADS / (shape.headSize() / 16);
         long grid = (rows + rowsPerBlock - 1) / rowsPerBlock;
         cuCtxSetCurrent(context);
         Pointer arguments = Pointer.to(

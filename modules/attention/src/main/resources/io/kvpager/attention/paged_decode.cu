@@ -951,11 +951,11 @@ paged_read(const int* __restrict__ tables, const int* __restrict__ tableStart, c
 #if KV_FP8
 // ---- kv_append_fp8: new tokens' K and V into the pages ----
 
-// Lanes per token row of one head in kv_append_fp8: 8 elements (16 bytes of bf16) each.
-#define APPEND_LANES (HEAD_DIM / 8)
+// Lanes per token row of one head in kv_append_fp8: 16 elements (two 16-byte loads of bf16) each.
+#define APPEND_LANES (HEAD_DIM / 16)
 #define APPEND_THREADS 256
 
-// The address of (token's slot, head) in the view at `base`: slot = block * BLOCK_TOKENS + within.
+// The address of block slot / BLOCK_TOKENS in the view at `base`: slot = block * BLOCK_TOKENS + position.
 __device__ __forceinline__ u64 slot_block(long long slot, u64 base, u64 blockStride, u64 pageStride) {
     const u64 block = (u64)slot / BLOCK_TOKENS;
     return base + (block / BLOCKS_PER_PAGE) * pageStride + (block % BLOCKS_PER_PAGE) * blockStride;
@@ -965,13 +965,21 @@ __device__ __forceinline__ float bf16_to_float(u32 bits16) {
     return __int_as_float((int)(bits16 << 16));
 }
 
+__device__ __forceinline__ void load_global4(u32 (&w)[4], const void* p) {
+    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
+}
+
+__device__ __forceinline__ void store_global4(void* p, u32 a, u32 b, u32 c, u32 d) {
+    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" :: "l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
 // Writes `tokens` new tokens' K and V (bf16, [token][KV_HEADS][HEAD_DIM], as a model's projections
 // leave them) into the pages as e4m3 with one scale per token and KV head: scale = amax / 448
 // (amax: the row's largest magnitude; a row of zeros gets scale 0 and zeros), element =
 // e4m3(x * (448 / amax)), rounded to nearest even, saturating. Token i goes to slot slots[i]
 // (block id * BLOCK_TOKENS + position in the block), which the caller checked. Grid (rows /
 // (APPEND_THREADS / APPEND_LANES), 2): blockIdx.y 0 for K, 1 for V; APPEND_LANES lanes per
-// (token, head) row, each with 8 elements.
+// (token, head) row, 16 elements each (both loads in flight before any arithmetic).
 extern "C" __global__ void __launch_bounds__(APPEND_THREADS)
 kv_append_fp8(const u16* __restrict__ keys, const u16* __restrict__ values, const long long* __restrict__ slots,
               int tokens, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride) {
@@ -979,21 +987,23 @@ kv_append_fp8(const u16* __restrict__ keys, const u16* __restrict__ values, cons
     const u32 part = threadIdx.x % APPEND_LANES;
     const bool valid = row < (u64)tokens * KV_HEADS;
     const u32 isValue = blockIdx.y;
-    u32 w[4] = {0u, 0u, 0u, 0u};
+    u32 w[2][4] = {{0u, 0u, 0u, 0u}, {0u, 0u, 0u, 0u}};
+    long long slot = 0;
     if (valid) {
-        const u16* src = (isValue ? values : keys) + row * HEAD_DIM + part * 8;
-        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(src));
+        const u16* src = (isValue ? values : keys) + row * HEAD_DIM + part * 16;
+        load_global4(w[0], src);
+        load_global4(w[1], src + 8);
+        slot = slots[row / KV_HEADS];
     }
-    float x[8];
+    float x[16];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        x[2 * i] = bf16_to_float(w[i] & 0xffffu);
-        x[2 * i + 1] = bf16_to_float(w[i] >> 16);
+    for (int i = 0; i < 8; ++i) {
+        x[2 * i] = bf16_to_float(w[i / 4][i % 4] & 0xffffu);
+        x[2 * i + 1] = bf16_to_float(w[i / 4][i % 4] >> 16);
     }
     float amax = 0.f;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 16; ++i) {
         amax = fmaxf(amax, fabsf(x[i]));
     }
     // every lane of the warp takes part (rows past the end hold zeros)
@@ -1005,26 +1015,23 @@ kv_append_fp8(const u16* __restrict__ keys, const u16* __restrict__ values, cons
         return;
     }
     const float inverse = amax > 0.f ? __fdiv_rn(448.f, amax) : 0.f;
-    u32 q[2] = {0u, 0u};
+    u32 q[4] = {0u, 0u, 0u, 0u};
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 4; ++i) {
         u16 lo, hi;
         asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(__fmul_rn(x[4 * i + 1], inverse)), "f"(__fmul_rn(x[4 * i], inverse)));
         asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(__fmul_rn(x[4 * i + 3], inverse)), "f"(__fmul_rn(x[4 * i + 2], inverse)));
         q[i] = (u32)lo | ((u32)hi << 16);
     }
 #else
-    // the e4m3 conversion is an sm_89 instruction: before that, the append is not built
+    // the e4m3 conversion is an sm_89 instruction: the host refuses FP8 pages before that
     __trap();
 #endif
-    const u32 token = (u32)(row / KV_HEADS);
     const u32 head = (u32)(row % KV_HEADS);
-    const long long slot = slots[token];
     const u32 within = (u32)((u64)slot % BLOCK_TOKENS);
     const u64 block = slot_block(slot, isValue ? vBase : kBase, blockStride, pageStride);
-    u32* dst = (u32*)(block + ((u64)within * KV_HEADS + head) * HEAD_DIM + part * 8);
-    asm volatile("st.global.v2.u32 [%0], {%1,%2};" :: "l"(dst), "r"(q[0]), "r"(q[1]) : "memory");
+    store_global4((void*)(block + ((u64)within * KV_HEADS + head) * HEAD_DIM + part * 16), q[0], q[1], q[2], q[3]);
     if (part == 0) {
         *(float*)(block + BLOCK_DATA_BYTES + ((u64)head * BLOCK_TOKENS + within) * 4) = __fdiv_rn(amax, 448.f);
     }
@@ -1041,19 +1048,19 @@ kv_append_floor(const u16* __restrict__ keys, const u16* __restrict__ values, co
         return;
     }
     const u32 isValue = blockIdx.y;
-    u32 w[4];
-    const u16* src = (isValue ? values : keys) + row * HEAD_DIM + part * 8;
-    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(src));
-    const u32 token = (u32)(row / KV_HEADS);
+    u32 w[2][4];
+    const u16* src = (isValue ? values : keys) + row * HEAD_DIM + part * 16;
+    load_global4(w[0], src);
+    load_global4(w[1], src + 8);
+    const long long slot = slots[row / KV_HEADS];
     const u32 head = (u32)(row % KV_HEADS);
-    const long long slot = slots[token];
     const u32 within = (u32)((u64)slot % BLOCK_TOKENS);
     const u64 block = slot_block(slot, isValue ? vBase : kBase, blockStride, pageStride);
-    u32* dst = (u32*)(block + ((u64)within * KV_HEADS + head) * HEAD_DIM + part * 8);
-    asm volatile("st.global.v2.u32 [%0], {%1,%2};" :: "l"(dst), "r"(byte_perm(w[0], w[1], 0x7531u)),
-                 "r"(byte_perm(w[2], w[3], 0x7531u)) : "memory");
+    store_global4((void*)(block + ((u64)within * KV_HEADS + head) * HEAD_DIM + part * 16),
+                  byte_perm(w[0][0], w[0][1], 0x7531u), byte_perm(w[0][2], w[0][3], 0x7531u),
+                  byte_perm(w[1][0], w[1][1], 0x7531u), byte_perm(w[1][2], w[1][3], 0x7531u));
     if (part == 0) {
-        *(u32*)(block + BLOCK_DATA_BYTES + ((u64)head * BLOCK_TOKENS + within) * 4) = w[0];
+        *(u32*)(block + BLOCK_DATA_BYTES + ((u64)head * BLOCK_TOKENS + within) * 4) = w[0][0];
     }
 }
 #endif

@@ -174,7 +174,8 @@ final class Fp8Benchmark {
             }
             AttentionBenchmark.Timer timer = new AttentionBenchmark.Timer(stream);
             KernelOptions defaults = KernelOptions.of(fp8.shape, fp8.geometry);
-            List<LaunchShapes> tried = new ArrayList<>(List.of(new LaunchShapes(defaults, true)));
+            List<LaunchShapes> tried = new ArrayList<>(List.of(new LaunchShapes(defaults, true),
+                    new LaunchShapes(defaults.portable(), false)));
             for (int[] ws : new int[][] {{4, 2}, {4, 3}, {3, 2}, {3, 3}, {3, 4}, {2, 4}, {8, 2}}) {
                 tried.add(new LaunchShapes(defaults.with(ws[0], ws[1], 0, false, 0), false));
             }
