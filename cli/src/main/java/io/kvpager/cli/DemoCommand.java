@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.KvFormat;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cli.demo.DemoReport;
 import io.kvpager.cli.demo.DemoRun;
@@ -46,6 +47,11 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--models", paramLabel = "MODEL", split = ",", defaultValue = "7b,13b,70b",
             description = "Models sharing the GPU, from the presets 7b, 13b, 70b (default: ${DEFAULT-VALUE}).")
     List<String> models;
+
+    @Option(names = "--kv-dtype", paramLabel = "TYPE", defaultValue = "bf16",
+            description = "How the caches store K and V: bf16 or fp8 (e4m3, a scale per token and KV head: about twice "
+                    + "the tokens per GiB) (default: ${DEFAULT-VALUE}).")
+    String kvDtype;
 
     @Option(names = "--tp", paramLabel = "N", defaultValue = "2", description = "Tensor-parallel ranks per model (default: ${DEFAULT-VALUE}).")
     int tp;
@@ -112,6 +118,11 @@ final class DemoCommand implements Callable<Integer> {
                 report = run.run(stderr, terminal);
                 // The summary first: whatever happens to the chart, the run's result is out.
                 stdout.print(SummaryTable.render(report));
+                for (ModelProfile model : settings.models()) {
+                    stdout.printf("%s: KV %s, %,d KV tokens per GiB (%d-token blocks of %,d bytes per rank)%n", model.name(),
+                            model.kv().optionName(), model.tokensPerGiB(settings.tp()), model.blockTokens(),
+                            model.blockBytes(settings.tp()));
+                }
                 stdout.flush();
                 for (String violation : report.violations()) {
                     stderr.println("kvpager demo: invariant broken: " + violation);
@@ -160,7 +171,8 @@ final class DemoCommand implements Callable<Integer> {
     private DemoSettings settings() {
         try {
             DeviceOptions.requireAvailable(device);
-            List<ModelProfile> profiles = models.stream().map(ModelProfile::preset).toList();
+            KvFormat format = KvFormat.parse(kvDtype);
+            List<ModelProfile> profiles = models.stream().map(ModelProfile::preset).map(m -> m.withKv(format)).toList();
             Map<String, Long> limitBytes = new LinkedHashMap<>();
             limits.forEach((model, size) -> {
                 if (size.isEmpty()) {

@@ -67,6 +67,7 @@ class CommandLineTest {
         "demo --models 7b,405b",
         "demo --models 7b,7b",
         "demo --tp 0",
+        "demo --kv-dtype int4",
         "demo --idle-handle-pages -1",
         "demo --idle-handle-pages many",
         "demo --gpu-memory-percent 0",

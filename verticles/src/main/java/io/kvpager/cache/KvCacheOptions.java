@@ -1,6 +1,7 @@
 package io.kvpager.cache;
 
 import io.kvpager.Geometry;
+import io.kvpager.KvFormat;
 import io.kvpager.Layout;
 import io.kvpager.impl.options.OptionField;
 import io.kvpager.impl.options.OptionReader;
@@ -62,6 +63,7 @@ public class KvCacheOptions {
     private long pageBytes = DEFAULT_PAGE_BYTES;
     private int pages;
     private Layout layout = DEFAULT_LAYOUT;
+    private KvFormat kvDtype = KvFormat.BF16;
     private boolean zeroPage;
     private long sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS;
     private long tensorsDeadlineMs = DEFAULT_TENSORS_DEADLINE_MS;
@@ -119,6 +121,7 @@ public class KvCacheOptions {
                 case PAGE_BYTES -> setPageBytes(field.longValue(value));
                 case PAGES -> setPages(field.integer(value));
                 case LAYOUT -> setLayout(layoutOf(field.string(value)));
+                case KV_DTYPE -> setKvDtype(KvFormat.parse(field.string(value)));
                 case ZERO_PAGE -> setZeroPage(field.bool(value));
                 case SEND_TIMEOUT_MS -> setSendTimeoutMs(field.longValue(value));
                 case TENSORS_DEADLINE_MS -> setTensorsDeadlineMs(field.longValue(value));
@@ -179,6 +182,7 @@ public class KvCacheOptions {
                 .put(OptionField.PAGE_BYTES.key(), pageBytes)
                 .put(OptionField.PAGES.key(), pages)
                 .put(OptionField.LAYOUT.key(), layout.name())
+                .put(OptionField.KV_DTYPE.key(), kvDtype.optionName())
                 .put(OptionField.ZERO_PAGE.key(), zeroPage)
                 .put(OptionField.SEND_TIMEOUT_MS.key(), sendTimeoutMs)
                 .put(OptionField.TENSORS_DEADLINE_MS.key(), tensorsDeadlineMs)
@@ -403,6 +407,23 @@ public class KvCacheOptions {
             throw new IllegalArgumentException("layout must be PAGE_MAJOR or PER_LAYER, got null");
         }
         this.layout = layout;
+        return this;
+    }
+
+    public KvFormat getKvDtype() {
+        return kvDtype;
+    }
+
+    /**
+     * How the engine stores K and V in the blocks ({@code bf16}, the default, or {@code fp8}: e4m3
+     * with a scale per token and KV head, {@link KvFormat}): {@code blockBytes} is sized for it
+     * ({@link KvFormat#blockBytes}), so an fp8 page holds about twice the tokens of a bf16 one.
+     */
+    public KvCacheOptions setKvDtype(KvFormat kvDtype) {
+        if (kvDtype == null) {
+            throw new IllegalArgumentException("kvDtype must be bf16 or fp8, got null");
+        }
+        this.kvDtype = kvDtype;
         return this;
     }
 

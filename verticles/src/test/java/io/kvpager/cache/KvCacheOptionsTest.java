@@ -1,5 +1,6 @@
 package io.kvpager.cache;
 
+import io.kvpager.KvFormat;
 import io.kvpager.Layout;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -37,6 +38,7 @@ class KvCacheOptionsTest {
         assertThat(o.getKvBuffers()).isEqualTo(2);
         assertThat(o.getPageBytes()).isEqualTo(2L << 20);
         assertThat(o.getLayout()).isEqualTo(Layout.PAGE_MAJOR);
+        assertThat(o.getKvDtype()).isEqualTo(KvFormat.BF16);
         assertThat(o.getSendTimeoutMs()).isEqualTo(60_000);
         assertThat(o.getTensorsDeadlineMs()).isEqualTo(30_000);
         assertThat(o.getTensorsPollMs()).isEqualTo(50);
@@ -60,7 +62,7 @@ class KvCacheOptionsTest {
     @Test
     void jsonRoundTripKeepsEveryField() {
         KvCacheOptions o = valid().setPp(2).setStages(List.of(1)).setGroup(1007).setKvBuffers(1).setPageBytes(4L << 20)
-                .setLayout(Layout.PER_LAYER).setZeroPage(true).setSendTimeoutMs(500).setTensorsDeadlineMs(2_000)
+                .setLayout(Layout.PER_LAYER).setKvDtype(KvFormat.FP8).setZeroPage(true).setSendTimeoutMs(500).setTensorsDeadlineMs(2_000)
                 .setTensorsPollMs(5).setReserveLow(2).setReserveHigh(6).setAdaptiveReserve(false).setRefillIntervalMs(3)
                 .setMemoryLimitBytes(1L << 30).setLazyStart(true).setLocalWorkers(true).setDevice("cuda")
                 .setGpus(new JsonObject().put("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true))
@@ -84,6 +86,8 @@ class KvCacheOptionsTest {
             "{\"stages\": [0, 0]}|stages lists stage 0 twice",
             "{\"stages\": [-1]}|stages must be pp stage numbers >= 0",
             "{\"layout\": \"ROWS\"}|layout must be PAGE_MAJOR or PER_LAYER, got 'ROWS'",
+            "{\"kvDtype\": \"int4\"}|kvDtype must be one of [bf16, fp8] (fp8 is e4m3), got 'int4'",
+            "{\"kvDtype\": 8}|kvDtype must be a string",
             "{\"sendTimeoutMs\": 0}|sendTimeoutMs must be >= 1, got 0",
             "{\"tensorsDeadlineMs\": 0}|tensorsDeadlineMs must be >= 1",
             "{\"reserveLow\": -1}|reserveLow must be >= 0",

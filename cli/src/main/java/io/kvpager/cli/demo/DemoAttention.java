@@ -10,6 +10,7 @@ import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.kvpager.Geometry;
+import io.kvpager.KvFormat;
 import io.kvpager.attention.AttentionShape;
 import io.kvpager.attention.DeviceBuffer;
 import io.kvpager.attention.KernelCache;
@@ -105,8 +106,11 @@ final class DemoAttention implements AutoCloseable {
         for (int m = 0; m < profiles.size(); m++) {
             ModelProfile model = profiles.get(m);
             int kvHeads = model.headsPerRank(tp);
-            int group = model.equals(ModelProfile.SEVENTY_B) ? 8 : 1;
-            AttentionShape shape = new AttentionShape(kvHeads * group, kvHeads, model.headDim(), model.blockTokens(), KvDtype.FP16);
+            int group = model.name().equals(ModelProfile.SEVENTY_B.name()) ? 8 : 1;
+            // FP8 pages are read with bf16 queries
+            KvDtype dtype = model.kv() == KvFormat.FP8 ? KvDtype.BF16 : KvDtype.FP16;
+            AttentionShape shape = new AttentionShape(kvHeads * group, kvHeads, model.headDim(), model.blockTokens(), dtype,
+                    model.kv());
             Geometry geometry = tensors.get(m).getFirst().geometry();
             List<PagedDecodeAttention> ranks = new ArrayList<>();
             for (KvTensors rank : tensors.get(m)) {

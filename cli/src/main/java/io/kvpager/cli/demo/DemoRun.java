@@ -103,6 +103,7 @@ public final class DemoRun implements AutoCloseable {
                 .setLayers(model.layers())
                 .setKvBuffers(2)
                 .setBlockBytes(model.blockBytes(tp))
+                .setKvDtype(model.kv())
                 .setPageBytes(model.geometry(tp, 1).pageBytes())
                 .setPages(model.pagesToFill(tp, settings.gpuBytes()))
                 .setLayout(model.geometry(tp, 1).layout())

@@ -1,6 +1,7 @@
 package io.kvpager.cli.demo;
 
 import io.kvpager.Geometry;
+import io.kvpager.KvFormat;
 import io.kvpager.Layout;
 import java.util.List;
 import java.util.Locale;
@@ -8,7 +9,8 @@ import java.util.stream.Collectors;
 
 /**
  * The KV shape of a served model: its attention layers, KV heads and head size, cut into blocks of
- * {@code blockTokens} tokens in fp16. Under tensor parallelism each rank holds {@code kvHeads / tp}
+ * {@code blockTokens} tokens stored as {@code kv} says (16-bit elements, or FP8 e4m3 with a scale per
+ * token and KV head: about twice the tokens per page). Under tensor parallelism each rank holds {@code kvHeads / tp}
  * heads of every layer (at least one: heads are replicated when tp exceeds them).
  *
  * @param name preset name used on the command line ({@code 7b})
@@ -16,11 +18,10 @@ import java.util.stream.Collectors;
  * @param kvHeads key/value heads (fewer than query heads with grouped-query attention)
  * @param headDim elements per head
  * @param blockTokens tokens per KV block
+ * @param kv how the blocks store K and V
  */
-public record ModelProfile(String name, int layers, int kvHeads, int headDim, int blockTokens) {
+public record ModelProfile(String name, int layers, int kvHeads, int headDim, int blockTokens, KvFormat kv) {
 
-    /** fp16 */
-    private static final int ELEMENT_BYTES = 2;
     /** K and V */
     private static final int KV_BUFFERS = 2;
 
@@ -33,7 +34,20 @@ public record ModelProfile(String name, int layers, int kvHeads, int headDim, in
 
     public static final List<ModelProfile> PRESETS = List.of(SEVEN_B, THIRTEEN_B, SEVENTY_B);
 
+    /** A model whose blocks hold 16-bit elements. */
+    public ModelProfile(String name, int layers, int kvHeads, int headDim, int blockTokens) {
+        this(name, layers, kvHeads, headDim, blockTokens, KvFormat.BF16);
+    }
+
+    /** The same model with blocks in {@code format}. */
+    public ModelProfile withKv(KvFormat format) {
+        return new ModelProfile(name, layers, kvHeads, headDim, blockTokens, format);
+    }
+
     public ModelProfile {
+        if (kv == null) {
+            throw new IllegalArgumentException("a model needs a KV format: bf16 or fp8");
+        }
         if (layers <= 0 || kvHeads <= 0 || headDim <= 0 || blockTokens <= 0) {
             throw new IllegalArgumentException("a model needs positive layers, kvHeads, headDim and blockTokens");
         }
@@ -62,7 +76,7 @@ public record ModelProfile(String name, int layers, int kvHeads, int headDim, in
 
     /** Bytes of one block of one layer and buffer on one rank. */
     public long blockBytes(int tp) {
-        return (long) blockTokens * headsPerRank(tp) * headDim * ELEMENT_BYTES;
+        return kv.blockBytes(blockTokens, headsPerRank(tp), headDim);
     }
 
     /** One rank's geometry: {@code PAGE_MAJOR} with 2 MiB pages and {@code pages} virtual page ids. */
@@ -77,7 +91,13 @@ public record ModelProfile(String name, int layers, int kvHeads, int headDim, in
 
     /** GPU bytes one token's KV costs across all ranks, ignoring the unused tail of a page. */
     public long bytesPerToken(int tp) {
-        return (long) layers * KV_BUFFERS * headsPerRank(tp) * headDim * ELEMENT_BYTES * tp;
+        return (long) layers * KV_BUFFERS * kv.tokenBytes(headsPerRank(tp), headDim) * tp;
+    }
+
+    /** KV tokens one GiB of GPU memory holds across all ranks, counting whole blocks per 2 MiB page. */
+    public long tokensPerGiB(int tp) {
+        long blocksPerPage = Geometry.DEFAULT_PAGE_BYTES / blockBytes(tp);
+        return blocksPerPage * blockTokens * (1L << 30) / bytesPerPageId(tp);
     }
 
     /** Virtual page ids that let this model alone fill {@code gpuBytes}, the whole GPU. */

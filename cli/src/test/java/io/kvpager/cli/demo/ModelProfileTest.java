@@ -3,6 +3,7 @@ package io.kvpager.cli.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvpager.KvFormat;
 import io.kvpager.Layout;
 import org.junit.jupiter.api.Test;
 
@@ -18,6 +19,18 @@ class ModelProfileTest {
         assertThat(geometry.blocksPerPage()).isEqualTo(128);
         assertThat(seventy.bytesPerPageId(2)).isEqualTo(2 * geometry.bytesPerPageId());
         assertThat(seventy.bytesPerToken(2)).isEqualTo(80L * 2 * 8 * 128 * 2);
+    }
+
+    @Test
+    void fp8BlocksHoldAboutTwiceTheTokensPerGiB() {
+        ModelProfile bf16 = ModelProfile.SEVENTY_B;
+        ModelProfile fp8 = bf16.withKv(KvFormat.FP8);
+        // 16 tokens × 4 heads × 128 e4m3 elements, then 16 × 4 fp32 scales
+        assertThat(fp8.blockBytes(2)).isEqualTo(16 * 4 * 128 + 16 * 4 * 4);
+        assertThat(fp8.bytesPerToken(2)).isEqualTo(80L * 2 * 8 * (128 + 4));
+        assertThat(bf16.tokensPerGiB(2)).isEqualTo(3_276);
+        assertThat((double) fp8.tokensPerGiB(2) / bf16.tokensPerGiB(2)).isGreaterThanOrEqualTo(1.9);
+        assertThat(fp8.name()).isEqualTo(bf16.name());
     }
 
     @Test

@@ -143,7 +143,7 @@ public final class DecodeBatch {
 
     /** K and V bytes one layer's attention reads for this batch. */
     public long kvBytes(AttentionShape shape) {
-        return tokens * shape.tokenBytes() * 2;
+        return tokens * shape.tokenBytesWithScales() * 2;
     }
 
     int tableEntries() {

@@ -32,6 +32,9 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     public static final int DEFAULT_STAGES = 3;
 
     public KernelOptions {
+        if (wholeBlocks && shape.fp8()) {
+            throw new IllegalArgumentException("the whole-block kernel reads bf16 pages only; FP8 pages use the chunked kernel");
+        }
         if (wholeBlocks && shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS) {
             throw new IllegalArgumentException("the whole-block kernel takes at most " + MAX_WHOLE_BLOCK_HEADS
                     + " KV heads, the shape has " + shape.kvHeads() + ": use the chunked kernel");
@@ -103,7 +106,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
      * stages fit in shared memory).
      */
     public Optional<KernelOptions> wholeBlockOptions() {
-        if (shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS) {
+        if (shape.kvHeads() > MAX_WHOLE_BLOCK_HEADS || shape.fp8()) {
             return Optional.empty();
         }
         for (int stages = DEFAULT_STAGES; stages >= 2; stages--) {
@@ -173,6 +176,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     public List<String> defines() {
         return List.of(
                 "-DDTYPE_BF16=" + (shape.dtype() == KvDtype.BF16 ? 1 : 0),
+                "-DKV_FP8=" + (shape.fp8() ? 1 : 0),
                 "-DHEAD_DIM=" + shape.headSize(),
                 "-DGROUP=" + shape.group(),
                 "-DKV_HEADS=" + shape.kvHeads(),
@@ -191,7 +195,8 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
             long tile = SplitPlan.TILE * shape.rowBytes() * shape.kvHeads() + SplitPlan.TILE / tokensPerCopy * 16L;
             return (int) Math.min(Integer.MAX_VALUE, stages * (2 * tile + 2 * Long.BYTES) + 16);
         }
-        long tile = SplitPlan.TILE * shape.rowBytes();
+        // FP8: each tile's 16 K and 16 V scales (fp32) after the two tiles of a stage
+        long tile = SplitPlan.TILE * shape.rowBytes() + (shape.fp8() ? SplitPlan.TILE * Float.BYTES : 0);
         long ring = (long) warps * stages * 2 * tile;
         long merge = (long) warps * shape.group() * (shape.headSize() + 2) * Float.BYTES;
         return (int) Math.max(ring, merge);

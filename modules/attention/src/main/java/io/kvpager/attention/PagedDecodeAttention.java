@@ -54,6 +54,9 @@ public final class PagedDecodeAttention implements AutoCloseable {
     private final List<Kernel> kernels = new ArrayList<>();
     private final CUfunction read = new CUfunction();
     private final CUfunction readBulk = new CUfunction();
+    /** FP8 pages: kv_append_fp8 and its write floor. */
+    private final CUfunction append = new CUfunction();
+    private final CUfunction appendFloor = new CUfunction();
     private final int multiprocessors;
     private final String architecture;
     private final int computeCapability;
@@ -91,6 +94,10 @@ public final class PagedDecodeAttention implements AutoCloseable {
             this.architecture = "sm_" + major + minor;
             this.computeCapability = major * 10 + minor;
             this.maxSharedBytes = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+            if (shape.fp8() && computeCapability < 89) {
+                throw new IllegalArgumentException("FP8 pages need sm_89 or later (the e4m3 conversion instructions), this GPU is "
+                        + architecture);
+            }
             if (launchShapes.getFirst().wholeBlocks() && computeCapability < 90) {
                 throw new IllegalArgumentException("the whole-block kernel needs sm_90 or later, this GPU is "
                         + architecture + ": use KernelOptions.portable()");
@@ -101,6 +108,10 @@ public final class PagedDecodeAttention implements AutoCloseable {
             CUmodule first = kernels.getFirst().module;
             cuModuleGetFunction(read, first, "paged_read");
             cuModuleGetFunction(readBulk, first, "paged_read_bulk");
+            if (shape.fp8()) {
+                cuModuleGetFunction(append, first, "kv_append_fp8");
+                cuModuleGetFunction(appendFloor, first, "kv_append_floor");
+            }
             if (computeCapability >= 90) {
                 cuFuncSetAttribute(readBulk, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                         maxSharedBytes);
@@ -327,6 +338,78 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
                 Pointer.to(new int[] {loaded.sequences()}), Pointer.to(new int[] {slots}), Pointer.to(new int[] {runTokens}));
         cuLaunchKernel(readBulk, ctas, 1, 1, 32, 1, 1, (int) sharedBytes, stream, arguments, null);
+    }
+
+    /** Threads per thread block of the append kernels, and the lanes each token's row of one head takes. */
+    private static final int APPEND_THREADS = 256;
+
+    /** Slots on the device to {@link #load(AppendSlots, long[], GroupBlocks, CUstream)} appends into; the caller closes them. */
+    public AppendSlots newAppendSlots() {
+        cuCtxSetCurrent(context);
+        return new AppendSlots();
+    }
+
+    /**
+     * Checks {@code slots} (one per new token: block id × blockTokens + position in the block)
+     * against the cache and the blocks the group holds, and queues their copy into {@code into}.
+     *
+     * @throws IllegalArgumentException naming the first slot that does not fit; nothing is queued then
+     */
+    public void load(AppendSlots into, long[] slots, GroupBlocks held, CUstream stream) {
+        requireOpen();
+        AppendSlots.check(slots, shape.blockTokens(), tensors.geometry(), held);
+        cuCtxSetCurrent(context);
+        into.load(slots, stream);
+    }
+
+    /**
+     * Queues the append of the tokens {@code slots} was loaded with into layer {@code layer}:
+     * {@code keys} and {@code values} hold {@code tokens × kvHeads × headSize} bf16 elements each
+     * (token-major, as a model's K and V projections leave them); each token's row of each KV head
+     * is written as e4m3 with its scale ({@link E4m3#quantize}) at its slot. FP8 pages only.
+     *
+     * @throws IllegalStateException for pages that are not FP8
+     * @throws IllegalArgumentException for no slots loaded, a layer outside the cache or buffers
+     *     too small; nothing is queued then
+     */
+    public void launchAppend(AppendSlots slots, int layer, DeviceBuffer keys, DeviceBuffer values, CUstream stream) {
+        launchAppend(append, slots, layer, keys, values, stream);
+    }
+
+    /**
+     * Queues the append's write floor: the same loads and stores through the same slots, the bytes
+     * stored only picked out of the input, nothing computed. The benchmark's yardstick for
+     * {@link #launchAppend}; it leaves garbage in the slots.
+     */
+    public void launchAppendFloor(AppendSlots slots, int layer, DeviceBuffer keys, DeviceBuffer values, CUstream stream) {
+        launchAppend(appendFloor, slots, layer, keys, values, stream);
+    }
+
+    private void launchAppend(CUfunction function, AppendSlots slots, int layer, DeviceBuffer keys, DeviceBuffer values,
+                              CUstream stream) {
+        requireOpen();
+        if (!shape.fp8()) {
+            throw new IllegalStateException("the append kernel writes FP8 pages; these are " + shape.kv()
+                    + ": an engine writes bf16 K and V into them as they are");
+        }
+        int tokens = slots.tokens();
+        if (tokens == 0) {
+            throw new IllegalArgumentException("no slots loaded: call load first");
+        }
+        long kBase = tensors.view(layer, KvTensors.KEYS);
+        long vBase = tensors.view(layer, KvTensors.VALUES);
+        long bytes = (long) tokens * shape.kvHeads() * shape.headSize() * KvDtype.BF16.bytes();
+        keys.requireAtLeast(bytes, "keys");
+        values.requireAtLeast(bytes, "values");
+        long rows = (long) tokens * shape.kvHeads();
+        int rowsPerBlock = APPEND_THREADS / (shape.headSize() / 16);
+        long grid = (rows + rowsPerBlock - 1) / rowsPerBlock;
+        cuCtxSetCurrent(context);
+        Pointer arguments = Pointer.to(
+                Pointer.to(keys.pointer()), Pointer.to(values.pointer()), Pointer.to(slots.pointer()),
+                Pointer.to(new int[] {tokens}), Pointer.to(new long[] {kBase}), Pointer.to(new long[] {vBase}),
+                Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}));
+        cuLaunchKernel(function, (int) grid, 2, 1, APPEND_THREADS, 1, 1, 0, stream, arguments, null);
     }
 
     public AttentionShape shape() {

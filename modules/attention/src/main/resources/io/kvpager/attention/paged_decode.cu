@@ -6,13 +6,17 @@
 //   head, 1..16), KV_HEADS, BLOCK_TOKENS, BLOCKS_PER_PAGE, WARPS, STAGES, L2_PREFETCH (0, 64, 128
 //   or 256: the L2 prefetch size hint of each 16-byte copy), HEADS_FIRST (paged_decode's grid
 //   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split), TOKENS_PER_COPY
-//   (paged_decode_blocks: consecutive token rows of one bulk copy, 1, 2, 4, 8 or 16).
+//   (paged_decode_blocks: consecutive token rows of one bulk copy, 1, 2, 4, 8 or 16), KV_FP8 (1:
+//   the blocks hold float8 e4m3 elements and fp32 scales, below; bf16 queries and output).
 // No header is included, so the kernel compiles wherever NVRTC runs.
 //
 // Block layout (what an engine writes): block b of a (layer, buffer) view starts at
 //   base + (b / BLOCKS_PER_PAGE) * pageStride + (b % BLOCKS_PER_PAGE) * blockStride
 // and holds BLOCK_TOKENS tokens × KV_HEADS heads × HEAD_DIM elements, row-major: token t,
 // head h, element d at byte ((t * KV_HEADS + h) * HEAD_DIM + d) * 2.
+// KV_FP8 (sm_89 and later: the e4m3 conversion instruction): one byte per element, (t, h, d) at byte (t * KV_HEADS + h) * HEAD_DIM + d, then the
+// block's scales, fp32, head-major: the scale of (t, h) at BLOCK_DATA_BYTES + (h * BLOCK_TOKENS + t)
+// * 4. Element x of (t, h) stands for e4m3(x) * scale(t, h); kv_append_fp8 writes them.
 //
 // Two kernels, the same arithmetic inside (tensor-core mma, bf16/fp16 in, fp32 accumulate, an
 // online softmax over 16-token tiles, all GROUP query heads of a KV head scored at once; the
@@ -65,16 +69,30 @@
 #ifndef TOKENS_PER_COPY
 #define TOKENS_PER_COPY 1
 #endif
+#ifndef KV_FP8
+#define KV_FP8 0
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
 #define TILE 16
+#if KV_FP8
+#define ROW_BYTES HEAD_DIM
+// A stage: the K tile, the V tile, then the tile's 16 K scales and 16 V scales.
+#define SCALE_TILE_BYTES (TILE * 4)
+#if !DTYPE_BF16
+#error "FP8 pages take bf16 queries"
+#endif
+#else
 #define ROW_BYTES (HEAD_DIM * 2)
-#define CHUNKS (HEAD_DIM / 8)
+#define SCALE_TILE_BYTES 0
+#endif
+#define CHUNKS (ROW_BYTES / 16)
 #define TILE_BYTES (TILE * ROW_BYTES)
-#define STAGE_BYTES (2 * TILE_BYTES)
+#define STAGE_BYTES (2 * TILE_BYTES + 2 * SCALE_TILE_BYTES)
+#define BLOCK_DATA_BYTES ((u64)BLOCK_TOKENS * KV_HEADS * ROW_BYTES)
 #define TOKEN_STRIDE ((u64)KV_HEADS * ROW_BYTES)
 // paged_decode_blocks copies TOKENS_PER_COPY token rows at a time and pads each copy by 16
 // bytes, so rows of different copies fall in different bank groups (one row per copy: the 8 rows
@@ -121,6 +139,11 @@ __device__ __forceinline__ u32 shared_address(const void* p) {
 
 __device__ __forceinline__ void copy16(u32 dst, u64 src, int bytes) {
     asm volatile("cp.async.cg.shared.global" COPY_HINT " [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+}
+
+// 4 bytes global -> shared (through L1); bytes = 0 writes zeros and reads nothing.
+__device__ __forceinline__ void copy4(u32 dst, u64 src, int bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
 }
 
 __device__ __forceinline__ void commit() {
@@ -180,6 +203,73 @@ __device__ __forceinline__ u64 row_address(const int* table, int token, int head
            + (u64)within * TOKEN_STRIDE + (u64)head * ROW_BYTES;
 }
 
+#if KV_FP8
+// Byte address of the fp32 scale of token `token`, KV head `head` in the view at `base`.
+__device__ __forceinline__ u64 scale_address(const int* table, int token, int head, u64 base, u64 blockStride,
+                                             u64 pageStride) {
+    u32 block = (u32)__ldg(table + token / BLOCK_TOKENS);
+    u32 within = (u32)(token % BLOCK_TOKENS);
+    return base + (u64)(block / BLOCKS_PER_PAGE) * pageStride + (u64)(block % BLOCKS_PER_PAGE) * blockStride
+           + BLOCK_DATA_BYTES + ((u64)head * BLOCK_TOKENS + within) * 4;
+}
+
+// Shared-memory offset of byte `b` (row * ROW_BYTES + column) of an fp8 tile: the 16-byte units of
+// each 128-byte line XOR-swizzled by the line's index, so that the 16-byte reads of attend_tile_fp8
+// (8 lanes, 8 different rows or units) hit 8 different bank groups.
+__device__ __forceinline__ u32 fp8_offset(u32 b) {
+    return (b & ~0x7fu) | ((((b >> 4) ^ (b >> 7)) & 7u) << 4) | (b & 15u);
+}
+
+// Two e4m3 elements (the low byte first) as two f16 values, exactly: one conversion instruction.
+__device__ __forceinline__ u32 e4m3x2_to_f16x2(u32 x) {
+    u32 r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const u16 pair = (u16)x;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(pair));
+#else
+    // the e4m3 conversion is an sm_89 instruction: the host refuses FP8 pages before that
+    r = 0u;
+    __trap();
+#endif
+    return r;
+}
+
+// Two floats to two f16 values, lo in the low half.
+__device__ __forceinline__ u32 pack_f16(float lo, float hi) {
+    u32 r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// c (16x8 fp32) += a (16x16 f16) * b (16x8 f16)
+__device__ __forceinline__ void mma_f16(float* c, const u32* a, u32 b0, u32 b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ u32 byte_perm(u32 a, u32 b, u32 selector) {
+    u32 r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(selector));
+    return r;
+}
+
+__device__ __forceinline__ void load_shared4(u32 (&w)[4], u32 address) {
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(address));
+}
+
+__device__ __forceinline__ void load_shared2(u32& w0, u32& w1, u32 address) {
+    asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];\n" : "=r"(w0), "=r"(w1) : "r"(address));
+}
+
+__device__ __forceinline__ float2 load_shared_f2(u32 address) {
+    float2 v;
+    asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(address));
+    return v;
+}
+#endif
+
 // Shared-memory offset of 16-byte chunk `ch` of row `row` of a K or V tile whose rows are STRIDE
 // bytes apart. SWIZZLE: chunks XOR-swizzled by the row; else rows in runs of RUN, each run padded
 // by 16 bytes.
@@ -226,9 +316,46 @@ __device__ __forceinline__ void fence_proxy_async() {
 }
 
 // Query rows of KV head `head`'s group as mma A fragments (rows >= GROUP are zero).
-__device__ __forceinline__ void load_query(u32 (&qa)[HEAD_DIM / 16][4], const u16* query, int seq, int head, u32 g,
-                                           u32 t) {
+__device__ __forceinline__ float load_query(u32 (&qa)[HEAD_DIM / 16][4], const u16* query, int seq, int head, u32 g,
+                                            u32 t) {
     const u32* q = (const u32*)(query + ((u64)seq * QUERY_HEADS + (u64)head * GROUP) * HEAD_DIM);
+#if KV_FP8
+    // attend_tile_fp8's order of the head dimension: step s, lane t takes elements
+    // (HEAD_DIM / 4) t + 4 s .. + 3, four consecutive bytes of an fp8 K row (the dot product is
+    // the same in any order, so long as Q and K share it). The products are f16 (the e4m3 K values
+    // are exact in f16): the group's queries are scaled by a power of two that brings their
+    // largest magnitude to [2^13, 2^14), exact but for components below f16's normal range, and
+    // the inverse is returned (1 for bf16 pages).
+    u32 raw[HEAD_DIM / 16][4];
+    float amax = 0.f;
+#pragma unroll
+    for (int s = 0; s < HEAD_DIM / 16; ++s) {
+        const u32 d = (HEAD_DIM / 4) * t + 4 * s;
+        raw[s][0] = g < GROUP ? q[(g * HEAD_DIM + d) / 2] : 0u;
+        raw[s][1] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + d) / 2] : 0u;
+        raw[s][2] = g < GROUP ? q[(g * HEAD_DIM + d + 2) / 2] : 0u;
+        raw[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + d + 2) / 2] : 0u;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            amax = fmaxf(amax, fmaxf(fabsf(__int_as_float((int)(raw[s][i] << 16))), fabsf(__int_as_float((int)(raw[s][i] & 0xffff0000u)))));
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    }
+    const int exponent = (__float_as_int(amax) >> 23) & 0xff;
+    const float up = __int_as_float(min(254, max(1, 267 - exponent)) << 23);
+    const float unscale = __int_as_float(min(254, max(1, exponent - 13)) << 23);
+#pragma unroll
+    for (int s = 0; s < HEAD_DIM / 16; ++s) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            qa[s][i] = pack_f16(__int_as_float((int)(raw[s][i] << 16)) * up, __int_as_float((int)(raw[s][i] & 0xffff0000u)) * up);
+        }
+    }
+    return unscale;
+#else
 #pragma unroll
     for (int s = 0; s < HEAD_DIM / 16; ++s) {
         qa[s][0] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 2 * t) / 2] : 0u;
@@ -236,6 +363,8 @@ __device__ __forceinline__ void load_query(u32 (&qa)[HEAD_DIM / 16][4], const u1
         qa[s][2] = g < GROUP ? q[(g * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
         qa[s][3] = g + 8 < GROUP ? q[((g + 8) * HEAD_DIM + 16 * s + 8 + 2 * t) / 2] : 0u;
     }
+    return 1.f;
+#endif
 }
 
 // One warp's running softmax state: GROUP heads (mma rows g and g + 8) × HEAD_DIM.
@@ -243,6 +372,8 @@ struct Running {
     float o[HEAD_DIM / 8][4];
     float rowMax[2];
     float rowSum[2];
+    // FP8: the power of two the output is kept under (attend_tile_fp8); 0 before the first tile
+    float vRef;
 
     __device__ __forceinline__ void reset() {
 #pragma unroll
@@ -251,6 +382,7 @@ struct Running {
         }
         rowMax[0] = rowMax[1] = NEG_INF;
         rowSum[0] = rowSum[1] = 0.f;
+        vRef = 0.f;
     }
 };
 
@@ -268,7 +400,11 @@ __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int 
         const u32 r = c / CHUNKS;
         const u32 ch = c % CHUNKS;
         const int token = first + (int)r;
+#if KV_FP8
+        const u32 dst = slot + fp8_offset(r * ROW_BYTES + ch * 16);
+#else
         const u32 dst = slot + tile_offset<ROW_BYTES, 1, true>(r, ch);
+#endif
         if (token < end) {
 #if BLOCK_TOKENS % TILE == 0
             const u64 src = tileBase + r * TOKEN_STRIDE + ch * 16;
@@ -282,6 +418,20 @@ __device__ __forceinline__ void copy_tile_async(u32 slot, const int* table, int 
             copy16(dst + TILE_BYTES, kBase, 0);
         }
     }
+#if KV_FP8
+    {
+        // lanes 0..15: the K scales of the tile's tokens, lanes 16..31 the V scales; zeros past `end`
+        const u32 r = lane & (TILE - 1);
+        const u32 isValue = lane / TILE;
+        const int token = first + (int)r;
+        const u32 dst = slot + 2 * TILE_BYTES + isValue * SCALE_TILE_BYTES + r * 4;
+        if (token < end) {
+            copy4(dst, scale_address(table, token, head, kBase, blockStride, pageStride) + (isValue ? vDelta : 0), 4);
+        } else {
+            copy4(dst, kBase, 0);
+        }
+    }
+#endif
 }
 
 // The token (0..15 in the tile) of mma column c: c itself, or with runs of several rows the even
@@ -395,6 +545,159 @@ __device__ __forceinline__ void attend_tile(Running& run, const u32 (&qa)[HEAD_D
     }
 }
 
+#if KV_FP8
+// attend_tile for an fp8 tile (rows swizzled by fp8_offset) and its scales: the same online
+// softmax, with the e4m3 elements widened to f16 in registers by the hardware conversion (exact)
+// for f16 mma. Each lane reads whole 16-byte runs of the rows it needs instead of ldmatrix (which
+// moves 16-bit elements): for Q·Kᵀ, K rows g and g + 8, bytes (HEAD_DIM / 4) t onwards (load_query
+// orders and scales Q's elements to match, `unscale` undoing its power of two); for P·V, V rows 2t,
+// 2t + 1, 2t + 8, 2t + 9, bytes (HEAD_DIM / 8) g onwards, so that lane g holds output elements
+// (HEAD_DIM / 8) g .. + HEAD_DIM / 8 - 1 (the order leave_for_merge undoes). K scales multiply the
+// scores. V scales multiply the softmax weights, over the warp's running reference run.vRef (a
+// power of two above every V scale seen), so that the weights stay within [0, 1] for f16; when a
+// tile raises the reference, the output so far is rescaled with the softmax's own rescale.
+template <bool TRANSPOSED>
+__device__ __forceinline__ void attend_tile_fp8(Running& run, const u32 (&qa)[HEAD_DIM / 16][4], u32 kTile, u32 vTile,
+                                                u32 kScales, u32 vScales, int first, int end, float scoreScale,
+                                                u32 lane) {
+    const u32 g = lane >> 2;
+    const u32 t = lane & 3;
+    float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+        const u32 row = g + 8 * n;
+#pragma unroll
+        for (int c = 0; c < HEAD_DIM / 64; ++c) {
+            u32 w[4];
+            load_shared4(w, kTile + fp8_offset(row * ROW_BYTES + (HEAD_DIM / 4) * t + 16 * c));
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                mma_f16(sc[n], qa[4 * c + j], e4m3x2_to_f16x2(w[j]), e4m3x2_to_f16x2(w[j] >> 16));
+            }
+        }
+    }
+    float2 ks[2];
+    float2 vs[2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+        ks[n] = load_shared_f2(kScales + (8 * n + 2 * t) * 4);
+        vs[n] = load_shared_f2(vScales + (8 * n + 2 * t) * 4);
+    }
+    float tileMax[2] = {NEG_INF, NEG_INF};
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int token = first + 8 * n + 2 * (int)t + (e & 1);
+            sc[n][e] = token < end ? (sc[n][e] * scoreScale) * (e & 1 ? ks[n].y : ks[n].x) : NEG_INF;
+            tileMax[e >> 1] = fmaxf(tileMax[e >> 1], sc[n][e]);
+        }
+    }
+    // the V reference: a power of two above the largest V scale so far (scales are never negative)
+    float vMax = fmaxf(fmaxf(vs[0].x, vs[0].y), fmaxf(vs[1].x, vs[1].y));
+    vMax = fmaxf(vMax, __shfl_xor_sync(0xffffffffu, vMax, 1));
+    vMax = fmaxf(vMax, __shfl_xor_sync(0xffffffffu, vMax, 2));
+    const int refExponent = max((__float_as_int(run.vRef) >> 23) & 0xff, min(254, ((__float_as_int(vMax) >> 23) & 0xff) + 1));
+    const float ref = __int_as_float(refExponent << 23);
+    const float inverseRef = __int_as_float((254 - refExponent) << 23);
+    const float grow = run.vRef * inverseRef;
+    run.vRef = ref;
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
+        tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
+        const float next = fmaxf(run.rowMax[r], tileMax[r]);
+        const float base = next == NEG_INF ? 0.f : next;
+        alpha[r] = exp2f(run.rowMax[r] - base);
+        run.rowMax[r] = next;
+        tileMax[r] = base;
+        run.rowSum[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            sc[n][e] = exp2f(sc[n][e] - tileMax[e >> 1]);
+            run.rowSum[e >> 1] += sc[n][e];
+        }
+    }
+    const float v00 = vs[0].x * inverseRef;
+    const float v01 = vs[0].y * inverseRef;
+    const float v10 = vs[1].x * inverseRef;
+    const float v11 = vs[1].y * inverseRef;
+    // V rows 2t, 2t + 1 (lo) and 2t + 8, 2t + 9 (hi), bytes (HEAD_DIM / 8) g onwards: word i of
+    // each row holds elements 4i .. 4i + 3 of this lane's run.
+    u32 va[HEAD_DIM / 32];
+    u32 vb[HEAD_DIM / 32];
+    u32 vc[HEAD_DIM / 32];
+    u32 vd[HEAD_DIM / 32];
+    {
+        const u32 at = (HEAD_DIM / 8) * g;
+#if HEAD_DIM == 64
+        load_shared2(va[0], va[1], vTile + fp8_offset((2 * t) * ROW_BYTES + at));
+        load_shared2(vb[0], vb[1], vTile + fp8_offset((2 * t + 1) * ROW_BYTES + at));
+        load_shared2(vc[0], vc[1], vTile + fp8_offset((2 * t + 8) * ROW_BYTES + at));
+        load_shared2(vd[0], vd[1], vTile + fp8_offset((2 * t + 9) * ROW_BYTES + at));
+#else
+#pragma unroll
+        for (int c = 0; c < HEAD_DIM / 128; ++c) {
+            u32 w[4];
+            load_shared4(w, vTile + fp8_offset((2 * t) * ROW_BYTES + at + 16 * c));
+            va[4 * c] = w[0]; va[4 * c + 1] = w[1]; va[4 * c + 2] = w[2]; va[4 * c + 3] = w[3];
+            load_shared4(w, vTile + fp8_offset((2 * t + 1) * ROW_BYTES + at + 16 * c));
+            vb[4 * c] = w[0]; vb[4 * c + 1] = w[1]; vb[4 * c + 2] = w[2]; vb[4 * c + 3] = w[3];
+            load_shared4(w, vTile + fp8_offset((2 * t + 8) * ROW_BYTES + at + 16 * c));
+            vc[4 * c] = w[0]; vc[4 * c + 1] = w[1]; vc[4 * c + 2] = w[2]; vc[4 * c + 3] = w[3];
+            load_shared4(w, vTile + fp8_offset((2 * t + 9) * ROW_BYTES + at + 16 * c));
+            vd[4 * c] = w[0]; vd[4 * c + 1] = w[1]; vd[4 * c + 2] = w[2]; vd[4 * c + 3] = w[3];
+        }
+#endif
+    }
+    // lo(n) / hi(n): element n of this lane's run for tokens (2t, 2t + 1) / (2t + 8, 2t + 9), f16x2
+#define V_LO(n) e4m3x2_to_f16x2(byte_perm(va[(n) / 4], vb[(n) / 4], 0x40u + 0x11u * ((n) % 4)))
+#define V_HI(n) e4m3x2_to_f16x2(byte_perm(vc[(n) / 4], vd[(n) / 4], 0x40u + 0x11u * ((n) % 4)))
+    if (TRANSPOSED) {
+        // Oᵀ += Vᵀ · P'ᵀ as attend_tile; m-tile p's rows g and g + 8 are this lane's elements 2p, 2p + 1
+        const float a0 = __shfl_sync(0xffffffffu, alpha[0], 8 * t) * grow;
+        const float a1 = __shfl_sync(0xffffffffu, alpha[0], 8 * t + 4) * grow;
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 16; ++p) {
+            run.o[p][0] *= a0;
+            run.o[p][1] *= a1;
+            run.o[p][2] *= a0;
+            run.o[p][3] *= a1;
+        }
+        const u32 pb0 = pack_f16(sc[0][0] * v00, sc[0][1] * v01);
+        const u32 pb1 = pack_f16(sc[1][0] * v10, sc[1][1] * v11);
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 16; ++p) {
+            const u32 a[4] = {V_LO(2 * p), V_LO(2 * p + 1), V_HI(2 * p), V_HI(2 * p + 1)};
+            mma_f16(run.o[p], a, pb0, pb1);
+        }
+        return;
+    }
+    const float b0 = alpha[0] * grow;
+    const float b1 = alpha[1] * grow;
+#pragma unroll
+    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+        run.o[n][0] *= b0;
+        run.o[n][1] *= b0;
+        run.o[n][2] *= b1;
+        run.o[n][3] *= b1;
+    }
+    const u32 pa[4] = {pack_f16(sc[0][0] * v00, sc[0][1] * v01), pack_f16(sc[0][2] * v00, sc[0][3] * v01),
+                       pack_f16(sc[1][0] * v10, sc[1][1] * v11), pack_f16(sc[1][2] * v10, sc[1][3] * v11)};
+    // O += P' · V; n-tile n's column c is element n of lane (c, ·)'s run
+#pragma unroll
+    for (int n = 0; n < HEAD_DIM / 8; ++n) {
+        mma_f16(run.o[n], pa, V_LO(n), V_HI(n));
+    }
+#undef V_LO
+#undef V_HI
+}
+#endif
+
 // Leaves each warp's (max, sum) per head and partial output in shared memory (`stats`, `parts`);
 // the caller synchronises the block before combine_warps reads them. TRANSPOSED: `run` holds Oᵀ
 // (attend_tile).
@@ -419,8 +722,13 @@ __device__ __forceinline__ void leave_for_merge(Running& run, float* stats, floa
                 float* dst = parts + (warp * GROUP + h) * HEAD_DIM;
 #pragma unroll
                 for (int n = 0; n < HEAD_DIM / 8; ++n) {
+#if KV_FP8
+                    dst[(HEAD_DIM / 8) * (2 * t) + n] = run.o[n][2 * r] * run.vRef;
+                    dst[(HEAD_DIM / 8) * (2 * t + 1) + n] = run.o[n][2 * r + 1] * run.vRef;
+#else
                     dst[8 * n + 2 * t] = run.o[n][2 * r];
                     dst[8 * n + 2 * t + 1] = run.o[n][2 * r + 1];
+#endif
                 }
             }
         }
@@ -432,7 +740,11 @@ __device__ __forceinline__ void leave_for_merge(Running& run, float* stats, floa
             for (int e = 0; e < 4; ++e) {
                 const u32 h = 2 * t + (e & 1);
                 if (h < GROUP) {
+#if KV_FP8
+                    parts[(warp * GROUP + h) * HEAD_DIM + (HEAD_DIM / 8) * g + 2 * p + (e >> 1)] = run.o[p][e] * run.vRef;
+#else
                     parts[(warp * GROUP + h) * HEAD_DIM + 16 * p + g + 8 * (e >> 1)] = run.o[p][e];
+#endif
                 }
             }
         }
@@ -484,7 +796,11 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     const int* table = tables + tableStart[seq];
 
     u32 qa[HEAD_DIM / 16][4];
+#if KV_FP8
+    const float scoreScale = scaleLog2 * load_query(qa, query, seq, head, lane >> 2, lane & 3);
+#else
     load_query(qa, query, seq, head, lane >> 2, lane & 3);
+#endif
     Running run;
     run.reset();
 
@@ -511,7 +827,13 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
         wait_pending<STAGES - 1>();
         __syncwarp();
         const u32 kTile = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
+#if KV_FP8
+        attend_tile_fp8<TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, kTile + 2 * TILE_BYTES,
+                                       kTile + 2 * TILE_BYTES + SCALE_TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE,
+                                       end, scoreScale, lane);
+#else
         attend_tile<ROW_BYTES, 1, true, TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
+#endif
         __syncwarp();
     }
     wait_pending<0>();
@@ -610,10 +932,138 @@ paged_read(const int* __restrict__ tables, const int* __restrict__ tableStart, c
             fold ^= w[k][0] ^ w[k][1] ^ w[k][2] ^ w[k][3];
         }
     }
+#if KV_FP8
+    // and the tokens' K and V scales, consecutive threads on consecutive tokens of one head
+    const u32 count = (u32)(end - begin);
+    for (u32 i = threadIdx.x; i < count * KV_HEADS; i += 256) {
+        const u64 src = scale_address(table, begin + (int)(i % count), (int)(i / count), kBase, blockStride, pageStride);
+        u32 a, b;
+        asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(a) : "l"(src));
+        asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(b) : "l"(src + vDelta));
+        fold ^= a ^ b;
+    }
+#endif
     if (fold == 0x9e3779b9u) {
         sink[0] = fold;
     }
 }
+
+#if KV_FP8
+// ---- kv_append_fp8: new tokens' K and V into the pages ----
+
+// Lanes per token row of one head in kv_append_fp8: 16 elements (two 16-byte loads of bf16) each.
+#define APPEND_LANES (HEAD_DIM / 16)
+#define APPEND_THREADS 256
+
+// The address of block slot / BLOCK_TOKENS in the view at `base`: slot = block * BLOCK_TOKENS + position.
+__device__ __forceinline__ u64 slot_block(long long slot, u64 base, u64 blockStride, u64 pageStride) {
+    const u64 block = (u64)slot / BLOCK_TOKENS;
+    return base + (block / BLOCKS_PER_PAGE) * pageStride + (block % BLOCKS_PER_PAGE) * blockStride;
+}
+
+__device__ __forceinline__ float bf16_to_float(u32 bits16) {
+    return __int_as_float((int)(bits16 << 16));
+}
+
+__device__ __forceinline__ void load_global4(u32 (&w)[4], const void* p) {
+    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
+}
+
+__device__ __forceinline__ void store_global4(void* p, u32 a, u32 b, u32 c, u32 d) {
+    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" :: "l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+// Writes `tokens` new tokens' K and V (bf16, [token][KV_HEADS][HEAD_DIM], as a model's projections
+// leave them) into the pages as e4m3 with one scale per token and KV head: scale = amax / 448
+// (amax: the row's largest magnitude; a row of zeros gets scale 0 and zeros), element =
+// e4m3(x * (448 / amax)), rounded to nearest even, saturating. Token i goes to slot slots[i]
+// (block id * BLOCK_TOKENS + position in the block), which the caller checked. Grid (rows /
+// (APPEND_THREADS / APPEND_LANES), 2): blockIdx.y 0 for K, 1 for V; APPEND_LANES lanes per
+// (token, head) row, 16 elements each (both loads in flight before any arithmetic).
+extern "C" __global__ void __launch_bounds__(APPEND_THREADS)
+kv_append_fp8(const u16* __restrict__ keys, const u16* __restrict__ values, const long long* __restrict__ slots,
+              int tokens, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride) {
+    const u64 row = ((u64)blockIdx.x * APPEND_THREADS + threadIdx.x) / APPEND_LANES;
+    const u32 part = threadIdx.x % APPEND_LANES;
+    const bool valid = row < (u64)tokens * KV_HEADS;
+    const u32 isValue = blockIdx.y;
+    u32 w[2][4] = {{0u, 0u, 0u, 0u}, {0u, 0u, 0u, 0u}};
+    long long slot = 0;
+    if (valid) {
+        const u16* src = (isValue ? values : keys) + row * HEAD_DIM + part * 16;
+        load_global4(w[0], src);
+        load_global4(w[1], src + 8);
+        slot = slots[row / KV_HEADS];
+    }
+    float x[16];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        x[2 * i] = bf16_to_float(w[i / 4][i % 4] & 0xffffu);
+        x[2 * i + 1] = bf16_to_float(w[i / 4][i % 4] >> 16);
+    }
+    float amax = 0.f;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        amax = fmaxf(amax, fabsf(x[i]));
+    }
+    // every lane of the warp takes part (rows past the end hold zeros)
+#pragma unroll
+    for (int o = APPEND_LANES / 2; o > 0; o >>= 1) {
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    }
+    if (!valid) {
+        return;
+    }
+    const float inverse = amax > 0.f ? __fdiv_rn(448.f, amax) : 0.f;
+    u32 q[4] = {0u, 0u, 0u, 0u};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        u16 lo, hi;
+        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(__fmul_rn(x[4 * i + 1], inverse)), "f"(__fmul_rn(x[4 * i], inverse)));
+        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(__fmul_rn(x[4 * i + 3], inverse)), "f"(__fmul_rn(x[4 * i + 2], inverse)));
+        q[i] = (u32)lo | ((u32)hi << 16);
+    }
+#else
+    // the e4m3 conversion is an sm_89 instruction: the host refuses FP8 pages before that
+    __trap();
+#endif
+    const u32 head = (u32)(row % KV_HEADS);
+    const u32 within = (u32)((u64)slot % BLOCK_TOKENS);
+    const u64 block = slot_block(slot, isValue ? vBase : kBase, blockStride, pageStride);
+    store_global4((void*)(block + ((u64)within * KV_HEADS + head) * HEAD_DIM + part * 16), q[0], q[1], q[2], q[3]);
+    if (part == 0) {
+        *(float*)(block + BLOCK_DATA_BYTES + ((u64)head * BLOCK_TOKENS + within) * 4) = __fdiv_rn(amax, 448.f);
+    }
+}
+
+// kv_append_fp8's write floor: the same loads, slots, stores and grid, the stored bytes only
+// picked out of the input (one byte of each element, a word as the scale), nothing computed.
+extern "C" __global__ void __launch_bounds__(APPEND_THREADS)
+kv_append_floor(const u16* __restrict__ keys, const u16* __restrict__ values, const long long* __restrict__ slots,
+                int tokens, u64 kBase, u64 vBase, u64 blockStride, u64 pageStride) {
+    const u64 row = ((u64)blockIdx.x * APPEND_THREADS + threadIdx.x) / APPEND_LANES;
+    const u32 part = threadIdx.x % APPEND_LANES;
+    if (row >= (u64)tokens * KV_HEADS) {
+        return;
+    }
+    const u32 isValue = blockIdx.y;
+    u32 w[2][4];
+    const u16* src = (isValue ? values : keys) + row * HEAD_DIM + part * 16;
+    load_global4(w[0], src);
+    load_global4(w[1], src + 8);
+    const long long slot = slots[row / KV_HEADS];
+    const u32 head = (u32)(row % KV_HEADS);
+    const u32 within = (u32)((u64)slot % BLOCK_TOKENS);
+    const u64 block = slot_block(slot, isValue ? vBase : kBase, blockStride, pageStride);
+    store_global4((void*)(block + ((u64)within * KV_HEADS + head) * HEAD_DIM + part * 16),
+                  byte_perm(w[0][0], w[0][1], 0x7531u), byte_perm(w[0][2], w[0][3], 0x7531u),
+                  byte_perm(w[1][0], w[1][1], 0x7531u), byte_perm(w[1][2], w[1][3], 0x7531u));
+    if (part == 0) {
+        *(u32*)(block + BLOCK_DATA_BYTES + ((u64)head * BLOCK_TOKENS + within) * 4) = w[0][0];
+    }
+}
+#endif
 
 // ---- stream-K: one contiguous range of tiles per thread block ----
 
@@ -661,7 +1111,7 @@ __device__ __forceinline__ float2 load_cg2(const float2* p) {
 
 // ---- paged_decode_blocks: whole tokens by the copy engine, one warp per KV head, stream-K ----
 
-#if KV_HEADS <= 8 && BLOCK_TOKENS % TOKENS_PER_COPY == 0
+#if KV_HEADS <= 8 && BLOCK_TOKENS % TOKENS_PER_COPY == 0 && !KV_FP8
 // One lane's copy of tokens first .. first + rows - 1 of K and V, every head: one bulk copy per
 // TOKENS_PER_COPY token rows and buffer, lane c < 16 copying K run c and lane 16 + c V run c. A run
 // never crosses a block: TOKENS_PER_COPY divides BLOCK_TOKENS. `bytes` is 0 for an idle lane.

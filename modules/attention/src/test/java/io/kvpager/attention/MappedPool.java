@@ -60,6 +60,52 @@ final class MappedPool implements AutoCloseable {
         return images[range(layer, buffer)].getShort(offset(shape, layer, buffer, block, token, head, dim));
     }
 
+    /** Sets one byte of block {@code block} of (layer, buffer) in the host image, {@code at} bytes into the block. */
+    void setByte(int layer, int buffer, int block, long at, byte value) {
+        images[range(layer, buffer)].put(blockOffset(layer, buffer, block, at), value);
+    }
+
+    /** Sets one fp32 of block {@code block} of (layer, buffer) in the host image, {@code at} bytes into the block. */
+    void setFloat(int layer, int buffer, int block, long at, float value) {
+        images[range(layer, buffer)].putFloat(blockOffset(layer, buffer, block, at), value);
+    }
+
+    /** One byte of the host image, {@code at} bytes into the block. */
+    byte getByte(int layer, int buffer, int block, long at) {
+        return images[range(layer, buffer)].get(blockOffset(layer, buffer, block, at));
+    }
+
+    /** One fp32 of the host image, {@code at} bytes into the block. */
+    float getFloat(int layer, int buffer, int block, long at) {
+        return images[range(layer, buffer)].getFloat(blockOffset(layer, buffer, block, at));
+    }
+
+    /** Copies the device's bytes of every range into the host images (what kernels wrote). */
+    void download() {
+        device.synchronize();
+        for (int r = 0; r < bases.length; r++) {
+            byte[] bytes = images[r].array();
+            int step = 64 << 20;
+            for (int at = 0; at < bytes.length; at += step) {
+                byte[] part = device.read(bases[r] + at, Math.min(step, bytes.length - at));
+                System.arraycopy(part, 0, bytes, at, part.length);
+            }
+        }
+    }
+
+    /** A copy of every host image, one after the other. */
+    byte[] snapshot() {
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        for (ByteBuffer image : images) {
+            all.writeBytes(image.array());
+        }
+        return all.toByteArray();
+    }
+
+    private int blockOffset(int layer, int buffer, int block, long at) {
+        return (int) (tensors.blockAddress(layer, buffer, block) - bases[range(layer, buffer)] + at);
+    }
+
     /** Copies every host image to the device. */
     void upload() {
         for (int r = 0; r < bases.length; r++) {

@@ -64,9 +64,10 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
  * {@link TorchPeer}: the Python script beside this runner in its serve mode, when {@code python3}
  * with torch is there). Figures are effective KV bandwidth: K and V bytes read over time.
  *
- * <p>Arguments: {@code [--rounds N] [--torch path/to/attention_torch.py] [--tests]}; {@code --tests}
- * first runs the attention module's GPU tests (JUnit, tag {@code gpu}) and exits non-zero if one
- * failed.
+ * <p>Arguments: {@code [--rounds N] [--torch path/to/attention_torch.py] [--tests] [--tests-only]
+ * [--test-classes A,B] [--fp8]}; {@code --tests} first runs the attention module's GPU tests (JUnit,
+ * tag {@code gpu}; only the classes {@code --test-classes} names, if given) and exits non-zero if one
+ * failed, {@code --tests-only} runs them alone; {@code --fp8} times FP8 pages beside bf16 pages and torch instead ({@link Fp8Benchmark}).
  */
 public final class AttentionBenchmark {
 
@@ -107,29 +108,46 @@ public final class AttentionBenchmark {
     public static void main(String[] args) throws Exception {
         int rounds = 5;
         boolean tests = false;
+        boolean fp8 = false;
+        boolean testsOnly = false;
+        List<String> testClasses = List.of();
         Path torchScript = Path.of("test-harness/src/main/python/attention_torch.py");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--torch" -> torchScript = Path.of(args[++i]);
                 case "--tests" -> tests = true;
+                case "--fp8" -> fp8 = true;
+                case "--test-classes" -> testClasses = List.of(args[++i].split(","));
+                case "--tests-only" -> {
+                    tests = true;
+                    testsOnly = true;
+                }
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         TestExecutionSummary summary = null;
         if (tests) {
             System.out.println("== attention GPU tests (tag gpu)");
-            summary = runTests();
+            summary = runTests(testClasses);
             summary.printFailuresTo(new PrintWriter(System.out, true), 30);
+            if (testsOnly) {
+                System.out.printf("attention GPU tests: %d passed, %d failed, %d skipped%n", summary.getTestsSucceededCount(),
+                        summary.getTestsFailedCount(), summary.getTestsSkippedCount() + summary.getTestsAbortedCount());
+                System.exit(summary.getTestsFailedCount() == 0 ? 0 : 1);
+            }
         }
         Vertx vertx = Vertx.vertx();
-        List<Row> rows;
         try {
-            rows = run(vertx, rounds, torchScript);
+            if (fp8) {
+                System.out.println();
+                Fp8Benchmark.table(Fp8Benchmark.run(vertx, rounds, torchScript), rounds).forEach(System.out::println);
+            } else {
+                print(run(vertx, rounds, torchScript), rounds);
+            }
         } finally {
             Await.of(vertx.close());
         }
-        print(rows, rounds);
         if (summary != null) {
             System.out.printf("attention GPU tests: %d passed, %d failed, %d skipped%n", summary.getTestsSucceededCount(),
                     summary.getTestsFailedCount(), summary.getTestsSkippedCount() + summary.getTestsAbortedCount());
@@ -137,10 +155,13 @@ public final class AttentionBenchmark {
         System.exit(summary == null || summary.getTestsFailedCount() == 0 ? 0 : 1);
     }
 
-    private static TestExecutionSummary runTests() {
+    /** The attention module's GPU tests; only the classes whose simple names {@code only} lists, unless it is empty. */
+    private static TestExecutionSummary runTests(List<String> only) {
         LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
                 .selectors(GpuTests.testClasses().stream()
-                        .filter(c -> c.getClassName().startsWith("io.kvpager.attention.")).toList())
+                        .filter(c -> c.getClassName().startsWith("io.kvpager.attention."))
+                        .filter(c -> only.isEmpty() || only.contains(c.getClassName().substring("io.kvpager.attention.".length())))
+                        .toList())
                 .filters(TagFilter.includeTags("gpu"), EngineFilter.includeEngines("junit-jupiter"))
                 .build();
         SummaryGeneratingListener listener = new SummaryGeneratingListener();
@@ -312,6 +333,10 @@ public final class AttentionBenchmark {
     private static LaunchShapes tune(KernelOptions defaults, KvTensors paged, KernelCache kernels, GroupBlocks held,
                                      List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
                                      Timer timer, int rounds) {
+        return tuneAmong(tried(defaults), paged, kernels, held, batches, query, out, stream, timer, rounds);
+    }
+
+    private static List<LaunchShapes> tried(KernelOptions defaults) {
         // the default as an engine gets it first; then other warp counts at 2 stages alone: the same 12
         // warps per multiprocessor as the default's 3 x 4 in 4 x 3 (B 64 x 4096 unsplit in one wave, no
         // merge pass) and 2 x 6 (in two waves), 6 x 2; 8 x 1
@@ -327,6 +352,14 @@ public final class AttentionBenchmark {
                 tried.add(new LaunchShapes(options, false));
             }
         });
+        return tried;
+    }
+
+    /** Times every launch shape of {@code tried} in alternating rounds on every batch; the least total time wins. */
+    static LaunchShapes tuneAmong(List<LaunchShapes> tried, KvTensors paged, KernelCache kernels, GroupBlocks held,
+                                  List<DecodeBatch> batches, DeviceBuffer query, DeviceBuffer out, CUstream stream,
+                                  Timer timer, int rounds) {
+        KernelOptions defaults = tried.getFirst().options();
         int tuned = SHAPES.length;
         List<PagedDecodeAttention> ops = new ArrayList<>();
         List<List<DeviceBatch>> loaded = new ArrayList<>();
@@ -452,7 +485,7 @@ public final class AttentionBenchmark {
     }
 
     /** Mean microseconds per launch of {@link #LAUNCHES} launches after two warm-up launches, timed with events. */
-    private static final class Timer {
+    static final class Timer {
         private final CUstream stream;
         private final CUevent start = new CUevent();
         private final CUevent stop = new CUevent();

@@ -26,6 +26,7 @@ public enum OptionField {
     PAGE_BYTES("pageBytes", Kind.LONG),
     PAGES("pages", Kind.INT),
     LAYOUT("layout", Kind.STRING),
+    KV_DTYPE("kvDtype", Kind.STRING),
     ZERO_PAGE("zeroPage", Kind.BOOL),
     SEND_TIMEOUT_MS("sendTimeoutMs", Kind.LONG),
     TENSORS_DEADLINE_MS("tensorsDeadlineMs", Kind.LONG),
