@@ -5,10 +5,12 @@ import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.RankViews;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -93,6 +95,11 @@ public final class MeteredKvCache implements KvCache {
     @Override
     public Future<LimitResult> setMemoryLimit(long bytes) {
         return cache.setMemoryLimit(bytes);
+    }
+
+    @Override
+    public Future<List<RankViews>> views() {
+        return cache.views();
     }
 
     @Override

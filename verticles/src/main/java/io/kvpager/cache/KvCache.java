@@ -7,6 +7,8 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
+import java.util.List;
+
 /**
  * One pool of a model's KV cache, backed page by page with GPU memory on every rank that holds
  * it. Blocks are handed out by {@link #alloc} from partly used pages, then from a reserve of
@@ -82,6 +84,15 @@ public interface KvCache {
      * the change applies ({@code APPLIED} or {@code DEFERRED}) whatever revision an earlier one gave.
      */
     Future<LimitResult> setMemoryLimit(long bytes);
+
+    /**
+     * Where the pool's blocks are on every rank, for the engine's attention kernels: per rank, one
+     * {@link BufferView} per (layer, buffer) with its address range and geometry. The ranges never
+     * move while the cache is open: read them once after deploy. Fails with a
+     * {@link KvPagerException} naming each rank that could not answer (a rank down, or one without
+     * the pool's tensors), and with code {@code STOPPING} once the cache is closed.
+     */
+    Future<List<RankViews>> views();
 
     /** The pool's figures and each rank's, with the ranks' health. */
     Future<CacheStats> stats();

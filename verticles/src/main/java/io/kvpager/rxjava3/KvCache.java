@@ -4,6 +4,7 @@ import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.RankViews;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Single;
 import io.vertx.lang.rx.RxDelegate;
@@ -13,6 +14,8 @@ import io.vertx.rxjava3.CompletableHelper;
 import io.vertx.rxjava3.SingleHelper;
 import io.vertx.rxjava3.impl.AsyncResultCompletable;
 import io.vertx.rxjava3.impl.AsyncResultSingle;
+
+import java.util.List;
 
 /**
  * The RxJava 3 face of {@link io.kvpager.cache.KvCache}, in the shape vertx-rx-java3 generates:
@@ -49,10 +52,7 @@ public class KvCache implements RxDelegate {
 
     /** See {@link io.kvpager.cache.KvCache#deploy}; deploys at once. */
     public static Single<KvCache> deploy(io.vertx.rxjava3.core.Vertx vertx, KvCacheOptions options) {
-        Single<KvCache> ret = rxDeploy(vertx, options);
-        ret = ret.cache();
-        ret.subscribe(SingleHelper.nullObserver());
-        return ret;
+        return eager(rxDeploy(vertx, options));
     }
 
     /** See {@link io.kvpager.cache.KvCache#deploy}; deploys on subscribe. */
@@ -70,10 +70,7 @@ public class KvCache implements RxDelegate {
     }
 
     public Single<Allocation> alloc(int blocks) {
-        Single<Allocation> ret = rxAlloc(blocks);
-        ret = ret.cache();
-        ret.subscribe(SingleHelper.nullObserver());
-        return ret;
+        return eager(rxAlloc(blocks));
     }
 
     public Single<Allocation> rxAlloc(int blocks) {
@@ -81,10 +78,7 @@ public class KvCache implements RxDelegate {
     }
 
     public Completable free(int[] blockIds) {
-        Completable ret = rxFree(blockIds);
-        ret = ret.cache();
-        ret.subscribe(CompletableHelper.nullObserver());
-        return ret;
+        return eager(rxFree(blockIds));
     }
 
     public Completable rxFree(int[] blockIds) {
@@ -96,10 +90,7 @@ public class KvCache implements RxDelegate {
     }
 
     public Completable retired(long fence) {
-        Completable ret = rxRetired(fence);
-        ret = ret.cache();
-        ret.subscribe(CompletableHelper.nullObserver());
-        return ret;
+        return eager(rxRetired(fence));
     }
 
     public Completable rxRetired(long fence) {
@@ -107,10 +98,7 @@ public class KvCache implements RxDelegate {
     }
 
     public Single<Integer> availableBlocks() {
-        Single<Integer> ret = rxAvailableBlocks();
-        ret = ret.cache();
-        ret.subscribe(SingleHelper.nullObserver());
-        return ret;
+        return eager(rxAvailableBlocks());
     }
 
     public Single<Integer> rxAvailableBlocks() {
@@ -118,10 +106,7 @@ public class KvCache implements RxDelegate {
     }
 
     public Single<LimitResult> setMemoryLimit(long bytes, long revision) {
-        Single<LimitResult> ret = rxSetMemoryLimit(bytes, revision);
-        ret = ret.cache();
-        ret.subscribe(SingleHelper.nullObserver());
-        return ret;
+        return eager(rxSetMemoryLimit(bytes, revision));
     }
 
     public Single<LimitResult> rxSetMemoryLimit(long bytes, long revision) {
@@ -129,21 +114,24 @@ public class KvCache implements RxDelegate {
     }
 
     public Single<LimitResult> setMemoryLimit(long bytes) {
-        Single<LimitResult> ret = rxSetMemoryLimit(bytes);
-        ret = ret.cache();
-        ret.subscribe(SingleHelper.nullObserver());
-        return ret;
+        return eager(rxSetMemoryLimit(bytes));
     }
 
     public Single<LimitResult> rxSetMemoryLimit(long bytes) {
         return AsyncResultSingle.toSingle(() -> delegate.setMemoryLimit(bytes), r -> r);
     }
 
+    /** See {@link io.kvpager.cache.KvCache#views()}. */
+    public Single<List<RankViews>> views() {
+        return eager(rxViews());
+    }
+
+    public Single<List<RankViews>> rxViews() {
+        return AsyncResultSingle.toSingle(delegate::views, v -> v);
+    }
+
     public Single<CacheStats> stats() {
-        Single<CacheStats> ret = rxStats();
-        ret = ret.cache();
-        ret.subscribe(SingleHelper.nullObserver());
-        return ret;
+        return eager(rxStats());
     }
 
     public Single<CacheStats> rxStats() {
@@ -151,10 +139,7 @@ public class KvCache implements RxDelegate {
     }
 
     public Completable trim() {
-        Completable ret = rxTrim();
-        ret = ret.cache();
-        ret.subscribe(CompletableHelper.nullObserver());
-        return ret;
+        return eager(rxTrim());
     }
 
     public Completable rxTrim() {
@@ -162,14 +147,24 @@ public class KvCache implements RxDelegate {
     }
 
     public Completable close() {
-        Completable ret = rxClose();
-        ret = ret.cache();
-        ret.subscribe(CompletableHelper.nullObserver());
-        return ret;
+        return eager(rxClose());
     }
 
     public Completable rxClose() {
         return AsyncResultCompletable.toCompletable(delegate::close);
+    }
+
+    /** Calls at once and keeps the outcome for every subscriber, as the generated non-rx methods do. */
+    private static <T> Single<T> eager(Single<T> call) {
+        Single<T> cached = call.cache();
+        cached.subscribe(SingleHelper.nullObserver());
+        return cached;
+    }
+
+    private static Completable eager(Completable call) {
+        Completable cached = call.cache();
+        cached.subscribe(CompletableHelper.nullObserver());
+        return cached;
     }
 
     @Override

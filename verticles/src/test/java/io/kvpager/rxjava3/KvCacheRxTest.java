@@ -2,6 +2,7 @@ package io.kvpager.rxjava3;
 
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
+import io.kvpager.cache.RankViews;
 import io.kvpager.cache.SimPool;
 import io.reactivex.rxjava3.core.Single;
 import io.vertx.junit5.VertxExtension;
@@ -29,6 +30,7 @@ class KvCacheRxTest {
         assertThat(cache.rxAvailableBlocks().blockingGet()).isEqualTo(SimPool.PAGES * SimPool.BLOCKS_PER_PAGE);
         assertThat(cache.rxSetMemoryLimit(SimPool.PAGE_ID_BYTES, 1).blockingGet().outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
         assertThat(cache.rxStats().blockingGet().ranks()).hasSize(4);
+        assertThat(cache.rxViews().blockingGet()).extracting(RankViews::rank).containsExactly("pp0/tp0", "pp0/tp1", "pp0/tp2", "pp0/tp3");
         cache.rxTrim().blockingAwait();
         assertThatThrownBy(() -> cache.rxAlloc(0).blockingGet()).isInstanceOf(IllegalArgumentException.class);
         cache.rxClose().blockingAwait();

@@ -6,11 +6,9 @@ import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.cache.RankViews;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -28,7 +26,7 @@ import java.util.List;
 public final class EngineExample {
 
     /** What a run saw, for the caller (and the test) to check. */
-    public record Outcome(int views, int steps, long allocations, long misses, int finished, LimitResult limit,
+    public record Outcome(List<RankViews> views, int steps, long allocations, long misses, int finished, LimitResult limit,
                           CacheStats last) {
     }
 
@@ -62,21 +60,13 @@ public final class EngineExample {
                 .setLayout(Layout.PAGE_MAJOR)
                 .setLocalWorkers(true).setDevice(device)
                 .setSim(new JsonObject().put("gpuKey", instance).put("capacityBytes", 4L << 30));
-        return KvCache.deploy(vertx, options).compose(cache -> views(instance)
-                .compose(views -> serve(cache, steps).map(served -> new Object[] {views, served}))
-                .compose(done -> cache.setMemoryLimit(16L * options.geometry().bytesPerPageId(), 1)
-                        .compose(limit -> cache.stats().map(stats -> {
-                            Serving served = (Serving) done[1];
-                            return new Outcome(((JsonArray) done[0]).size(), steps, served.allocations, served.misses,
-                                    served.finished, limit, stats);
-                        })))
+        // views: per rank, each (layer, buffer)'s address range and strides, what the attention kernels read
+        return KvCache.deploy(vertx, options).compose(cache -> cache.views()
+                .compose(views -> serve(cache, steps)
+                        .compose(served -> cache.setMemoryLimit(16L * options.geometry().bytesPerPageId(), 1)
+                                .compose(limit -> cache.stats().map(stats -> new Outcome(views, steps, served.allocations,
+                                        served.misses, served.finished, limit, stats)))))
                 .eventually(cache::close));
-    }
-
-    /** What an engine hands its attention kernels: per (layer, buffer), address and strides, from rank pp0/tp0. */
-    private Future<JsonArray> views(String instance) {
-        return vertx.eventBus().<JsonObject>request("kvpager." + instance + ".pp0.tp0", new JsonObject().put("group", 0),
-                new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.VIEWS)).map(reply -> reply.body().getJsonArray("views"));
     }
 
     /** A sequence being decoded: its blocks, and tokens until it needs another one. */

@@ -18,6 +18,7 @@ import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cache.RankStats;
+import io.kvpager.cache.RankViews;
 import io.kvpager.core.LedgerStats;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.PageMapFailure;
@@ -331,6 +332,14 @@ public final class Coordinator {
         }
         refill.hold();
         return refill.after(() -> unwrap(ledger.trim())).mapEmpty();
+    }
+
+    /** Each rank's views of the pool's tensors, rank by rank; see {@link PoolViews}. */
+    public Future<List<RankViews>> views() {
+        if (closing != null) {
+            return Future.failedFuture(closed());
+        }
+        return PoolViews.read(fanOut, options.geometry().blockBytes());
     }
 
     public Future<CacheStats> stats() {

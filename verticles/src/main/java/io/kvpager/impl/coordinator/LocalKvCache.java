@@ -5,6 +5,7 @@ import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.RankViews;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Completable;
@@ -200,6 +201,11 @@ public final class LocalKvCache implements KvCache {
     @Override
     public Future<LimitResult> setMemoryLimit(long bytes) {
         return onContext(() -> coordinator.setMemoryLimit(bytes));
+    }
+
+    @Override
+    public Future<List<RankViews>> views() {
+        return onContext(coordinator::views);
     }
 
     @Override
