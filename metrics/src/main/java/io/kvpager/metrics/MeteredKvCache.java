@@ -5,10 +5,12 @@ import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.Reclaim;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -98,6 +100,12 @@ public final class MeteredKvCache implements KvCache {
     @Override
     public Future<CacheStats> stats() {
         return cache.stats();
+    }
+
+    @Override
+    public KvCache reclaimHandler(Handler<Reclaim> handler) {
+        cache.reclaimHandler(handler);
+        return this;
     }
 
     @Override

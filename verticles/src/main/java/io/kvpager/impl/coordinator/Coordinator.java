@@ -31,6 +31,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -86,6 +87,7 @@ public final class Coordinator {
     private final QuarantineSweep sweep;
     private final PeriodicTimer rejoinProbe;
     private final IdleHandles idle;
+    private final ReclaimSignal reclaims;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
@@ -100,6 +102,7 @@ public final class Coordinator {
         this.rejoinProbe = new PeriodicTimer(vertx);
         this.owner = Owner.next(vertx);
         this.pool = PoolRanks.of(options);
+        this.reclaims = new ReclaimSignal(vertx, pool.instance(), ((VertxInternal) vertx).createWorkerContext());
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
         JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
@@ -145,6 +148,11 @@ public final class Coordinator {
 
     public PoolRanks pool() {
         return pool;
+    }
+
+    /** Where the engine is told to give memory back. */
+    ReclaimSignal reclaims() {
+        return reclaims;
     }
 
     /** The coordinator incarnation that owns the pool's tensors on every rank and its GPU shares. */
