@@ -2,11 +2,14 @@ package io.kvpager.cli.demo;
 
 import java.awt.BasicStroke;
 import java.awt.Color;
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import javax.imageio.ImageIO;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -15,7 +18,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * The demo's picture: GPU memory held by each model over the run, their sum, the GPU's capacity
- * and the share a static split would give each model. Drawn off-screen and written as a PNG.
+ * and the share a static split would give each model. Drawn off-screen and written as a PNG; the
+ * runs of {@code --compare} as one picture, a panel per policy.
  */
 final class MemoryChart {
 
@@ -34,6 +38,42 @@ final class MemoryChart {
      */
     static void write(Path file, String title, List<String> names, List<MemoryTimeline> timelines, long gpuBytes, long shareBytes)
             throws IOException {
+        XYChart chart = chart(title, names, timelines, gpuBytes, shareBytes);
+        createParent(file);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
+        }
+    }
+
+    /** Writes one picture of several charts, one panel per chart, top to bottom. */
+    static void writePanels(Path file, List<XYChart> charts) throws IOException {
+        if (charts.isEmpty()) {
+            throw new IllegalArgumentException("no chart to draw");
+        }
+        BufferedImage image = new BufferedImage(WIDTH, HEIGHT * charts.size(), BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = image.createGraphics();
+        try {
+            for (int i = 0; i < charts.size(); i++) {
+                g.drawImage(BitmapEncoder.getBufferedImage(charts.get(i)), 0, i * HEIGHT, null);
+            }
+        } finally {
+            g.dispose();
+        }
+        createParent(file);
+        if (!ImageIO.write(image, "png", file.toFile())) {
+            throw new IOException("no PNG writer in this Java runtime");
+        }
+    }
+
+    private static void createParent(Path file) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+    }
+
+    /** The chart of one run. */
+    static XYChart chart(String title, List<String> names, List<MemoryTimeline> timelines, long gpuBytes, long shareBytes) {
         if (names.size() != timelines.size() || timelines.isEmpty()) {
             throw new IllegalArgumentException("one timeline per model is needed, got " + names.size() + " names and "
                     + timelines.size() + " timelines");
@@ -71,13 +111,6 @@ final class MemoryChart {
         chart.addSeries("static split share", span, new double[] {shareBytes / GIB, shareBytes / GIB})
                 .setMarker(SeriesMarkers.NONE).setLineColor(Color.GRAY)
                 .setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 6f}, 0f));
-
-        Path parent = file.toAbsolutePath().getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
-        }
-        try (OutputStream out = Files.newOutputStream(file)) {
-            BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
-        }
+        return chart;
     }
 }
