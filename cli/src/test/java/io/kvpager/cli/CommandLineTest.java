@@ -78,6 +78,13 @@ class CommandLineTest {
         "demo --limit 405b=1GiB",
         "demo --device tpu",
         "demo --metrics-port 70000",
+        "demo --policy fair",
+        "demo --compare --policy static",
+        "demo --trace-preset zigzag",
+        "demo --trace no-such-trace.csv",
+        "demo --trace azure-conv --trace-preset rotating",
+        "demo --slo-ttft 0ms",
+        "demo --slo-tpot soon",
         "limit",
         "limit model-7b",
         "limit model-7b 12XB",
@@ -101,6 +108,15 @@ class CommandLineTest {
         assertThat(run.exitCode()).as("exit code of '%s'", args).isEqualTo(2);
         assertThat(run.err().strip()).as("stderr of '%s'", args).isNotEmpty().doesNotContain("\n").startsWith("kvpager");
         assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void badSharingAndTraceFlagsAreRefusedNamingWhatIsAllowed() {
+        assertThat(run("demo", "--policy", "fair").err()).contains("no sharing policy 'fair'; policies: static, first-come, arbitrated");
+        assertThat(run("demo", "--trace-preset", "zigzag").err())
+                .contains("no trace preset 'zigzag'; presets: rotating, overlapping, steady-bursts");
+        assertThat(run("demo", "--compare", "--policy", "static").err()).contains("--compare runs every policy; leave out --policy static");
+        assertThat(run("demo", "--slo-ttft", "0ms").err()).contains("--slo-ttft").contains("must be a positive duration");
     }
 
     @Test
