@@ -14,6 +14,7 @@ import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
+import io.kvpager.cache.Reclaim;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.PoolStats;
@@ -23,6 +24,7 @@ import io.kvpager.core.PageLedger;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
+import io.kvpager.impl.broker.Guarantee;
 import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.impl.protocol.Owner;
@@ -111,10 +113,23 @@ public final class Coordinator {
                 this::mappedPages);
         String name = "cache " + pool.instance() + " group " + pool.group();
         this.budget = new PoolBudget(vertx, name, pool.instance() + ".group" + pool.group(), owner,
-                options.geometry().bytesPerPageId());
+                options.geometry().bytesPerPageId(), Guarantee.of(options), options.getReclaimDeadlineMs());
         this.idle = new IdleHandles(vertx, fanOut, budget, Math.min(options.getIdleHandlePages(), idlePagesAllowed(options)),
                 options.getIdleHandleMs(), name);
         budget.beforeYield(idle::yieldAll);
+        budget.giveBack(new PoolBudget.GiveBack() {
+            @Override
+            public Future<Void> cheap() {
+                return (closing != null ? Future.<Void>succeededFuture() : trim()).transform(trimmed -> idle.yieldAll());
+            }
+
+            @Override
+            public long askEngine(long pages, long deadlineMs, String reason) {
+                int blocks = (int) Math.min(Integer.MAX_VALUE, pages * options.geometry().blocksPerPage());
+                reclaims.raise(new Reclaim(blocks, deadlineMs, reason));
+                return blocks;
+            }
+        });
         this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin, budget, idle),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
@@ -198,13 +213,14 @@ public final class Coordinator {
 
     private Future<Allocation> allocNow(int blocks) {
         CompletionStage<Allocation> stage;
+        PoolBudget.AllocWait wait = new PoolBudget.AllocWait();
         try {
-            stage = ledger.alloc(blocks);
+            stage = budget.forAlloc(wait, () -> ledger.alloc(blocks));
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
         refill.allocated();
-        return Future.fromCompletionStage(stage);
+        return Future.fromCompletionStage(stage).map(a -> wait.waitNanos() > 0 ? a.withReclaimWait(wait.waitNanos()) : a);
     }
 
     /** An allocation that a lost rank, which could not come back, keeps from being served. */
@@ -251,6 +267,14 @@ public final class Coordinator {
             releasable = ledger.free(blocks);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
+        }
+        if (budget.givingBack() && rejoin.allBack()) {
+            // the pool is giving memory back to a pool below its guarantee: pages left empty go now, the reserve's too
+            return trim().recover(e -> {
+                log.debug("cache {} group {}: giving back the pages emptied by a free failed: {}", pool.instance(), pool.group(),
+                        e.getMessage());
+                return Future.succeededFuture();
+            });
         }
         if (releasable == 0 || !rejoin.allBack() || refill.backingOff()) {
             return Future.succeededFuture();
