@@ -238,8 +238,8 @@ public final class DemoRun implements AutoCloseable {
             ModelProfile model = settings.models().get(m);
             int index = m;
             List<TraceRequest> own = trace.stream().filter(r -> r.model() == index).toList();
-            servers.add(new ModelServer(model, caches.get(m), context, settings.step().toMillis(), own, clock::elapsedMs,
-                    settings.targets()));
+            servers.add(new ModelServer(model, caches.get(m), context, settings.step().toMillis(),
+                    model.geometry(settings.tp(), 1).blocksPerPage(), own, clock::elapsedMs, settings.targets()));
             if (attention != null) {
                 servers.getLast().kernels(attention.kernels(m));
             } else if (simAttention != null) {

@@ -31,10 +31,12 @@ import org.slf4j.LoggerFactory;
  * freed and it is retried a few steps later.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
- * at the start of the next step, before admission: the engine preempts running requests, the
- * latest arrival first, until it has freed the blocks asked for (or all it holds). The latest
- * arrivals have the least decoded output to recompute and are the ones a first-come-first-served
- * queue would serve last; they wait {@link #RETRY_STEPS} steps, like a request preempted by a miss.
+ * at the start of the next step, before admission: the engine preempts running requests until it
+ * has freed the blocks asked for (or all it holds), choosing them by page so that whole pages
+ * empty and their memory goes back ({@link #reclaimVictims}); they wait {@link #RETRY_STEPS}
+ * steps, like a request preempted by a miss.
+ * Until the reclaim's deadline the engine admits no request (running ones go on decoding), so that
+ * the blocks it freed are not taken straight back and their pages can empty and be unmapped.
  *
  * <p>Each request's time to first token (arrival to the decode step that produced its first output
  * token) and, once finished, its time per output token (first token to last, over the tokens after
@@ -60,6 +62,8 @@ final class ModelServer {
     private final KvCache cache;
     private final Context context;
     private final long stepMs;
+    /** Blocks in one page id: block {@code b} lies in page {@code b / blocksPerPage}. */
+    private final int blocksPerPage;
     private final LongSupplier clockMs;
     private final ServiceTargets targets;
     private final ArrayDeque<TraceRequest> arrivals;
@@ -86,6 +90,10 @@ final class ModelServer {
     private long reclaimBlocksFreed;
     /** Blocks asked for by reclaims not yet answered; answered at the start of the next step. */
     private long reclaimPending;
+    /** The latest deadline of the reclaims asked, ms from when asked. */
+    private long reclaimDeadlineMs;
+    /** Until when (run's clock, ms) no request is admitted after a reclaim: the freed blocks stay free. */
+    private long admitHeldUntilMs = -1;
     /** GPU kernels over each step's live sequences; the step's fence retires once they finished. */
     private BatchKernels kernels = BatchKernels.NONE;
     private Future<Void> kernelsDone = Future.succeededFuture();
@@ -93,8 +101,12 @@ final class ModelServer {
     /**
      * @param clockMs the run's clock, ms from its start: arrivals and latencies are measured on it
      */
-    ModelServer(ModelProfile model, KvCache cache, Context context, long stepMs, List<TraceRequest> arrivals, LongSupplier clockMs,
-            ServiceTargets targets) {
+    ModelServer(ModelProfile model, KvCache cache, Context context, long stepMs, int blocksPerPage, List<TraceRequest> arrivals,
+            LongSupplier clockMs, ServiceTargets targets) {
+        if (blocksPerPage < 1) {
+            throw new IllegalArgumentException("a page holds at least one block, got " + blocksPerPage);
+        }
+        this.blocksPerPage = blocksPerPage;
         this.model = model;
         this.cache = cache;
         this.context = context;
@@ -117,24 +129,56 @@ final class ModelServer {
         reclaims++;
         reclaimBlocksAsked += reclaim.blocks();
         reclaimPending += reclaim.blocks();
+        reclaimDeadlineMs = Math.max(reclaimDeadlineMs, reclaim.deadlineMs());
     }
 
-    /** Preempts running requests, latest arrival first, until the pending reclaims' blocks are freed. */
+    /**
+     * The requests to preempt to free {@code blocks} blocks in whole pages: the engine's pages are
+     * taken emptiest first (the fewest of its blocks; the cache's best-fit allocator fills the
+     * fullest pages first, so these are the ones closest to empty), and every request holding a
+     * block in one is preempted, latest arrival first within a page, until enough blocks are freed.
+     * A page empties, and its memory goes back to the GPU, only once every block in it is free.
+     */
+    private List<ServedRequest> reclaimVictims(long blocks) {
+        Map<Integer, List<ServedRequest>> byPage = new TreeMap<>();
+        Map<Integer, Integer> usedInPage = new TreeMap<>();
+        List<ServedRequest> latestFirst = new ArrayList<>(running);
+        latestFirst.sort(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()).reversed());
+        for (ServedRequest request : latestFirst) {
+            for (int block : request.blocks()) {
+                int page = block / blocksPerPage;
+                usedInPage.merge(page, 1, Integer::sum);
+                List<ServedRequest> holders = byPage.computeIfAbsent(page, p -> new ArrayList<>());
+                if (holders.isEmpty() || holders.getLast() != request) {
+                    holders.add(request);
+                }
+            }
+        }
+        List<Integer> pages = new ArrayList<>(usedInPage.keySet());
+        pages.sort(Comparator.comparingInt((Integer p) -> usedInPage.get(p)).thenComparing(Comparator.<Integer>reverseOrder()));
+        java.util.LinkedHashSet<ServedRequest> victims = new java.util.LinkedHashSet<>();
+        long freed = 0;
+        for (int page : pages) {
+            if (freed >= blocks) {
+                break;
+            }
+            for (ServedRequest request : byPage.get(page)) {
+                if (victims.add(request)) {
+                    freed += request.blockCount();
+                }
+            }
+        }
+        return List.copyOf(victims);
+    }
+
+    /** Preempts the requests {@link #reclaimVictims} picks until the pending reclaims' blocks are freed. */
     private Future<Void> answerPendingReclaims(long nowMs) {
         if (reclaimPending == 0) {
             return Future.succeededFuture();
         }
-        List<ServedRequest> victims = new ArrayList<>(running);
-        victims.sort(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()).reversed());
         List<Future<Void>> frees = new ArrayList<>();
-        for (ServedRequest victim : victims) {
-            if (reclaimPending <= 0) {
-                break;
-            }
+        for (ServedRequest victim : reclaimVictims(reclaimPending)) {
             int held = victim.blockCount();
-            if (held == 0) {
-                continue;
-            }
             reclaimPending -= held;
             reclaimBlocksFreed += held;
             reclaimPreemptions++;
@@ -142,6 +186,9 @@ final class ModelServer {
         }
         // what could not be freed now (the engine holds less) is not owed later
         reclaimPending = 0;
+        // admitting now would take the freed blocks straight back: hold admission until the deadline
+        admitHeldUntilMs = nowMs + reclaimDeadlineMs;
+        reclaimDeadlineMs = 0;
         return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
     }
 
@@ -219,6 +266,9 @@ final class ModelServer {
         while (!arrivals.isEmpty() && arrivals.peek().arrivalMs() <= nowMs) {
             waiting.add(new ServedRequest(arrivals.poll()));
             arrived++;
+        }
+        if (nowMs < admitHeldUntilMs) {
+            return;
         }
         Iterator<ServedRequest> queue = waiting.iterator();
         while (queue.hasNext() && running.size() < MAX_BATCH) {
