@@ -193,6 +193,7 @@ class ShareArbiterProperties {
             }
             if (!plan.feasible()) {
                 assertThat(plan.asks()).isEmpty();
+                assertThat(held + bytes).as("a take within the guarantee can always reclaim").isGreaterThan(g.get(pool));
                 return;
             }
             if (plan.asks().isEmpty()) {
