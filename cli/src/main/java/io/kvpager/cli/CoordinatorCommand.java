@@ -66,7 +66,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     Integer pages;
 
     @Option(names = "--guarantee", paramLabel = "SHARE", converter = GuaranteeConverter.class,
-            description = "The cache's guaranteed share of each GPU its ranks run on: a percent of the GPU's budget (30%) or "
+            description = "The cache's guaranteed share of each GPU its ranks run on: a percent of the GPU's budget (30%%) or "
                     + "a size over its ranks there (40GiB); default: an equal split among the caches on the GPU (docs/sharing.md).")
     GuaranteeConverter.Typed guarantee;
 

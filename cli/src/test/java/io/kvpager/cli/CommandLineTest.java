@@ -97,7 +97,7 @@ class CommandLineTest {
         "coordinator --instance a --tp 0",
         "coordinator --instance a --tp 1 --guarantee 101%",
         "coordinator --instance a --tp 1 --guarantee lots",
-        "coordinator --instance a --tp 1 --reclaim-deadline 0ms",
+        "coordinator --instance a --tp 1 --reclaim-deadline 2h",
         "coordinator --instance a"})
     void badArgumentsGiveOneLineAndExitCode2(String args) {
         Run run = run(args.isEmpty() ? new String[0] : args.split(" "));
@@ -119,8 +119,8 @@ class CommandLineTest {
                 .contains("--guarantee must be in 0..100, got 101");
         assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--guarantee", "lots", "--cluster-name", "test").err())
                 .contains("'lots' is neither a percent (30%) nor a size (40GiB)");
-        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--reclaim-deadline", "0ms", "--cluster-name", "test").err())
-                .contains("--reclaim-deadline must be in 1..3600000, got 0");
+        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--reclaim-deadline", "2h", "--cluster-name", "test").err())
+                .contains("--reclaim-deadline must be in 1..3600000, got 7200000");
     }
 
     @Test
