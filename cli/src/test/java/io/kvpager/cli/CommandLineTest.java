@@ -102,6 +102,9 @@ class CommandLineTest {
         "worker --instance a --tp 0 --gpu-memory-percent 0",
         "worker --instance a --tp 0 --gpu-memory-percent 150",
         "coordinator --instance a --tp 0",
+        "coordinator --instance a --tp 1 --guarantee 101%",
+        "coordinator --instance a --tp 1 --guarantee lots",
+        "coordinator --instance a --tp 1 --reclaim-deadline 2h",
         "coordinator --instance a"})
     void badArgumentsGiveOneLineAndExitCode2(String args) {
         Run run = run(args.isEmpty() ? new String[0] : args.split(" "));
@@ -124,6 +127,16 @@ class CommandLineTest {
         assertThat(run("demo", "--gpu-memory-percent", "101").err()).contains("--gpu-memory-percent must be in 1..100, got 101");
         assertThat(run("worker", "--instance", "a", "--tp", "0", "--gpu-memory-percent", "0", "--cluster-name", "test").err())
                 .contains("--gpu-memory-percent must be in 1..100, got 0");
+    }
+
+    @Test
+    void aBadGuaranteeOrReclaimDeadlineIsRefusedNamingTheFlag() {
+        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--guarantee", "101%", "--cluster-name", "test").err())
+                .contains("--guarantee must be in 0..100, got 101");
+        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--guarantee", "lots", "--cluster-name", "test").err())
+                .contains("'lots' is neither a percent (30%) nor a size (40GiB)");
+        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--reclaim-deadline", "2h", "--cluster-name", "test").err())
+                .contains("--reclaim-deadline must be in 1..3600000, got 7200000");
     }
 
     @Test

@@ -605,8 +605,8 @@ public class KvCacheOptions {
     /**
      * How long this pool's engine has to give back what a {@link Reclaim} asks of it (1 ms to one
      * hour), before the pool is capped at its guarantee: no memory above it until it is under it.
-     * Also how long an allocation of this pool, refused while below its guarantee, waits for the
-     * memory it reclaims from others.
+     * An allocation of another pool, waiting for memory reclaimed from this one, waits as long
+     * (docs/sharing.md).
      */
     public KvCacheOptions setReclaimDeadlineMs(long reclaimDeadlineMs) {
         this.reclaimDeadlineMs = OptionRules.inRange("reclaimDeadlineMs", reclaimDeadlineMs, 1, 3_600_000);

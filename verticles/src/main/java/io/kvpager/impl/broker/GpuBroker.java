@@ -169,7 +169,8 @@ public final class GpuBroker {
             if (own != null && !own.owner().equals(owner)) {
                 throw new ShareTakenOver(gpu, pool, owner, own.owner());
             }
-            long free = ShareArbiter.most(now, capacityBytes, pool, restrained);
+            long nowMs = System.currentTimeMillis();
+            long free = ShareArbiter.most(now, capacityBytes, pool, restrained, nowMs);
             if (least > free) {
                 return Step.done(-1L);
             }
@@ -181,6 +182,10 @@ public final class GpuBroker {
                 return Step.done(bytes);
             }
             GpuShares next = ShareArbiter.settle(now.with(pool, owner, bytes), capacityBytes, pool);
+            if (own != null && bytes > own.bytes() && own.waitingUntilMs() != 0) {
+                // grown: the wait is over
+                next = ShareArbiter.waiting(next, pool, 0);
+            }
             if (own != null && own.capped() && !next.of(pool).capped()) {
                 log.info("gpu {}: pool {} is within its guarantee again; its cap is lifted", gpu, pool);
             }
@@ -221,7 +226,7 @@ public final class GpuBroker {
     }
 
     /**
-     * Caps {@code pool} at its guarantee ({@link ShareArbiter}) unless {@code stillOwes} finds that it
+     * Caps {@code pool} at its guarantee ({@link ShareArbiter}) unless {@code gaveBack} finds that it
      * has given back since, judged on shares just read: completes with whether it is capped now.
      */
     Future<Boolean> capUnless(String pool, java.util.function.Predicate<GpuShares> gaveBack) {
@@ -231,6 +236,20 @@ public final class GpuBroker {
                 return Step.done(own != null && own.capped());
             }
             return Step.write(ShareArbiter.cap(now, pool), true);
+        });
+    }
+
+    /**
+     * Marks {@code pool} (of {@code owner}) as waiting for reclaimed memory until {@code untilMs}, wall
+     * clock, or no longer ({@code 0}): meanwhile no other pool grows beyond its guarantee.
+     */
+    Future<Void> waiting(String pool, Owner owner, long untilMs) {
+        return update(now -> {
+            GpuShares.Share own = now.of(pool);
+            if (own == null || !own.owner().equals(owner) || own.waitingUntilMs() == untilMs) {
+                return Step.done((Void) null);
+            }
+            return Step.write(ShareArbiter.waiting(now, pool, untilMs), (Void) null);
         });
     }
 

@@ -12,8 +12,9 @@ import java.util.Map;
  * What the pools on one GPU have taken of its budget, each pool's share under its owner: the value
  * the GPU's broker keeps in the cluster's shared data and replaces as a whole by compare-and-set, so
  * the shares always add up. Immutable; the text form is a JSON object
- * {@code {"<pool>": {"owner": "<nodeId>#<epoch>", "bytes": n, "guarantee": {"bytes"|"percent": n}, "capped": true}, ...}},
- * where {@code guarantee} is absent for an equal split and {@code capped} when false.
+ * {@code {"<pool>": {"owner": "<nodeId>#<epoch>", "bytes": n, "guarantee": {"bytes"|"percent": n}, "capped": true,
+ * "waitingUntilMs": t}, ...}}, where {@code guarantee} is absent for an equal split, {@code capped} when false and
+ * {@code waitingUntilMs} (wall-clock ms until which the pool waits for memory reclaimed for it) when 0.
  *
  * @param shares pool name to its share, in the order the shares were first written
  */
@@ -25,7 +26,7 @@ public record GpuShares(Map<String, Share> shares) {
      * One pool's share: the owner that took it, its bytes, the guarantee the pool asks, and whether
      * it is capped at its guarantee for not giving back in time ({@link ShareArbiter}).
      */
-    public record Share(Owner owner, long bytes, Guarantee guarantee, boolean capped) {
+    public record Share(Owner owner, long bytes, Guarantee guarantee, boolean capped, long waitingUntilMs) {
         public Share {
             if (owner == null || bytes < 0 || guarantee == null) {
                 throw new IllegalArgumentException("a share needs an owner, 0 bytes or more and a guarantee, got " + owner + ", "
@@ -33,9 +34,31 @@ public record GpuShares(Map<String, Share> shares) {
             }
         }
 
-        /** A share asking an equal split, not capped. */
+        /** A share asking an equal split, not capped, not waiting. */
         public Share(Owner owner, long bytes) {
-            this(owner, bytes, Guarantee.SPLIT, false);
+            this(owner, bytes, Guarantee.SPLIT, false, 0);
+        }
+
+        /** A share that is not waiting for a reclaim. */
+        public Share(Owner owner, long bytes, Guarantee guarantee, boolean capped) {
+            this(owner, bytes, guarantee, capped, 0);
+        }
+
+        /** Whether the pool waits, at {@code nowMs}, for memory reclaimed for it. */
+        public boolean waiting(long nowMs) {
+            return waitingUntilMs > nowMs;
+        }
+
+        Share withBytes(long next) {
+            return new Share(owner, next, guarantee, capped, waitingUntilMs);
+        }
+
+        Share withCapped(boolean next) {
+            return new Share(owner, bytes, guarantee, next, waitingUntilMs);
+        }
+
+        Share waitingUntil(long untilMs) {
+            return new Share(owner, bytes, guarantee, capped, untilMs);
         }
     }
 
@@ -54,7 +77,8 @@ public record GpuShares(Map<String, Share> shares) {
             for (String pool : json.fieldNames()) {
                 JsonObject share = json.getJsonObject(pool);
                 shares.put(pool, new Share(Owner.parse(share.getString("owner")), share.getLong("bytes"),
-                        Guarantee.fromJson(share.getJsonObject("guarantee")), share.getBoolean("capped", false)));
+                        Guarantee.fromJson(share.getJsonObject("guarantee")), share.getBoolean("capped", false),
+                        share.getLong("waitingUntilMs", 0L)));
             }
             return new GpuShares(shares);
         } catch (DecodeException | ClassCastException | NullPointerException | IllegalArgumentException e) {
@@ -71,6 +95,9 @@ public record GpuShares(Map<String, Share> shares) {
             }
             if (share.capped()) {
                 one.put("capped", true);
+            }
+            if (share.waitingUntilMs() != 0) {
+                one.put("waitingUntilMs", share.waitingUntilMs());
             }
             json.put(pool, one);
         });
@@ -104,9 +131,7 @@ public record GpuShares(Map<String, Share> shares) {
      */
     GpuShares with(String pool, Owner owner, long bytes) {
         Share before = shares.get(pool);
-        return before != null && before.owner().equals(owner)
-                ? with(pool, new Share(owner, bytes, before.guarantee(), before.capped()))
-                : with(pool, new Share(owner, bytes));
+        return before != null && before.owner().equals(owner) ? with(pool, before.withBytes(bytes)) : with(pool, new Share(owner, bytes));
     }
 
     /** These shares with {@code pool}'s replaced by {@code share}. */

@@ -303,6 +303,17 @@ public final class PoolBudget {
         String reason = "gpu " + broker.gpu() + ": " + name + " is below its guarantee of "
                 + ShareArbiter.guarantee(seen, broker.capacityBytes(), pool) + " bytes and needs " + plan.shortfall() + " more";
         List<String> victims = new ArrayList<>(plan.asks().keySet());
+        // a pending reclaim is one deadline long until the answers say otherwise
+        lease.reclaimingUntil(refusedAt + (reclaimDeadlineMs + RECLAIM_GRACE_MS) * 1_000_000);
+        return broker.waiting(pool, owner, System.currentTimeMillis() + reclaimDeadlineMs + RECLAIM_GRACE_MS)
+                .transform(marked -> askAndWait(lease, bytes, wait, refusedAt, seen, plan, victims, reason))
+                .transform(served -> broker.waiting(pool, owner, 0).transform(cleared -> served.succeeded()
+                        ? Future.succeededFuture(served.result()) : Future.<Boolean>failedFuture(served.cause())));
+    }
+
+    private Future<Boolean> askAndWait(GpuLease lease, long bytes, AllocWait wait, long refusedAt, GpuShares seen,
+                                       ShareArbiter.Plan plan, List<String> victims, String reason) {
+        GpuBroker broker = lease.broker();
         List<Future<ShareReclaim.Answer>> answers = new ArrayList<>(victims.size());
         for (String victim : victims) {
             GpuShares.Share share = seen.of(victim);
@@ -311,8 +322,6 @@ public final class PoolBudget {
                     broker.gpu(), share.bytes() - ShareArbiter.guarantee(seen, broker.capacityBytes(), victim));
             answers.add(ShareReclaim.ask(vertx, share.owner(), victim, broker.gpu(), asked, reason));
         }
-        // a pending reclaim is one deadline long until the answers say otherwise
-        lease.reclaimingUntil(refusedAt + (reclaimDeadlineMs + RECLAIM_GRACE_MS) * 1_000_000);
         return Future.join(answers).transform(joined -> {
             long deadlineMs = 0;
             for (int i = 0; i < victims.size(); i++) {
@@ -328,7 +337,10 @@ public final class PoolBudget {
             }
             long until = refusedAt + (deadlineMs + RECLAIM_GRACE_MS) * 1_000_000;
             lease.reclaimingUntil(until);
-            return waitFor(lease, bytes, wait, refusedAt, until, "the reclaim from " + String.join(", ", victims));
+            // a pool asked may have a longer deadline than this one's: the others hold off for as long
+            Future<Void> marked = deadlineMs <= reclaimDeadlineMs ? Future.succeededFuture()
+                    : broker.waiting(pool, owner, System.currentTimeMillis() + (until - System.nanoTime()) / 1_000_000);
+            return marked.transform(m -> waitFor(lease, bytes, wait, refusedAt, until, "the reclaim from " + String.join(", ", victims)));
         });
     }
 

@@ -19,8 +19,9 @@ import java.util.Map;
  *     that asked neither split what those leave equally (recomputed as pools come and go). Asks
  *     that add up to more than the capacity are scaled down to it, so the guarantees never do.</li>
  * <li>A pool borrows beyond its guarantee while memory is free, unless it is capped (it missed a
- *     reclaim's deadline; until its share is back within its guarantee) or restrained (it is
- *     giving back now): then it grows no further than its guarantee.</li>
+ *     reclaim's deadline; until its share is back within its guarantee), restrained (it is giving
+ *     back now), or another pool waits for memory reclaimed for it: then it grows no further than
+ *     its guarantee.</li>
  * <li>A pool refused a take that would keep it within its guarantee reclaims the shortfall from
  *     the pools above theirs, largest excess first, never asking one for more than its excess: a
  *     pool at or below its guarantee is never asked.</li>
@@ -91,19 +92,35 @@ public final class ShareArbiter {
     }
 
     /**
-     * The largest share {@code pool} may grow to now: what the others leave free, and, while it is
-     * capped or {@code restrained}, no more than its guarantee. Never below its present share, which
-     * it may always keep or shrink.
+     * The largest share {@code pool} may grow to at {@code nowMs}: what the others leave free, and no
+     * more than its guarantee while it is capped or {@code restrained}, or while another pool waits
+     * for memory reclaimed for it (so no borrower takes what comes back). Never below its present
+     * share, which it may always keep or shrink.
      */
-    public static long most(GpuShares shares, long capacity, String pool, boolean restrained) {
+    public static long most(GpuShares shares, long capacity, String pool, boolean restrained, long nowMs) {
         GpuShares.Share own = shares.of(pool);
         long held = own == null ? 0 : own.bytes();
         long free = capacity - shares.others(pool);
         long most = free;
-        if (restrained || (own != null && own.capped())) {
+        if (restrained || (own != null && own.capped()) || othersWait(shares, pool, nowMs)) {
             most = Math.min(most, guarantee(shares, capacity, pool));
         }
         return Math.max(most, Math.min(held, free));
+    }
+
+    private static boolean othersWait(GpuShares shares, String pool, long nowMs) {
+        for (Map.Entry<String, GpuShares.Share> e : shares.shares().entrySet()) {
+            if (!e.getKey().equals(pool) && e.getValue().waiting(nowMs)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** These shares with {@code pool} waiting for reclaimed memory until {@code untilMs} (0: not waiting). */
+    static GpuShares waiting(GpuShares shares, String pool, long untilMs) {
+        GpuShares.Share own = shares.of(pool);
+        return own == null || own.waitingUntilMs() == untilMs ? shares : shares.with(pool, own.waitingUntil(untilMs));
     }
 
     /**
@@ -115,7 +132,7 @@ public final class ShareArbiter {
         if (own == null || !own.capped() || own.bytes() > guarantee(shares, capacity, pool)) {
             return shares;
         }
-        return shares.with(pool, new GpuShares.Share(own.owner(), own.bytes(), own.guarantee(), false));
+        return shares.with(pool, own.withCapped(false));
     }
 
     /** These shares with {@code pool} capped at its guarantee; unchanged when it holds no share. */
@@ -124,7 +141,7 @@ public final class ShareArbiter {
         if (own == null || own.capped()) {
             return shares;
         }
-        return shares.with(pool, new GpuShares.Share(own.owner(), own.bytes(), own.guarantee(), true));
+        return shares.with(pool, own.withCapped(true));
     }
 
     /**
