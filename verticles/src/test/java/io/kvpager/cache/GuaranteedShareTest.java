@@ -110,6 +110,37 @@ class GuaranteedShareTest {
     }
 
     @Test
+    void ofThreeCachesTheLargestExcessIsAskedFirstAndOnlyAsMuchAsIsShort(Vertx vertx) {
+        KvCache a = await(KvCache.deploy(vertx, options("reclaim-three", "a")));
+        KvCache b = await(KvCache.deploy(vertx, options("reclaim-three", "b")));
+        KvCache c = await(KvCache.deploy(vertx, options("reclaim-three", "c")));
+        SimGpu gpu = SimPool.gpu("reclaim-three", 0);
+        // guarantees of a third each, 5 1/3 pages: a holds 8 (2 2/3 above), b 7 (1 2/3 above), c none
+        Deque<Allocation> heldByA = fill(a, 8);
+        Deque<Allocation> heldByB = fill(b, 7);
+        List<Reclaim> askedOfA = new CopyOnWriteArrayList<>();
+        List<Reclaim> askedOfB = new CopyOnWriteArrayList<>();
+        honour(a, heldByA, askedOfA);
+        honour(b, heldByB, askedOfB);
+
+        Allocation served = await(c.alloc(3 * SimPool.BLOCKS_PER_PAGE));
+
+        assertThat(served.isMiss()).as(served.detail()).isFalse();
+        assertThat(served.reclaimWaitNanos()).isPositive();
+        // 3 pages needed, 1 free: 2 pages asked of a alone, the largest excess, which covers them
+        assertThat(askedOfA).singleElement().extracting(Reclaim::blocks).isEqualTo(2 * SimPool.BLOCKS_PER_PAGE);
+        assertThat(askedOfB).isEmpty();
+        assertThat(await(b.stats()).gpus().getFirst().reclaimsAsked()).isZero();
+        assertThat(await(a.stats()).gpus().getFirst().heldBytes()).isEqualTo(6 * PAGE);
+        assertThat(gpu.bytesInUse()).isEqualTo(16 * PAGE);
+        for (KvCache cache : List.of(a, b, c)) {
+            SimPool.invariantsHold(cache);
+            await(cache.close());
+        }
+        assertThat(gpu.bytesInUse()).isZero();
+    }
+
+    @Test
     void aBorrowerThatIgnoresTheReclaimIsCappedAtItsGuaranteeUntilItIsUnderIt(Vertx vertx) {
         KvCache big = await(KvCache.deploy(vertx, options("reclaim-ignored", "big")));
         KvCache small = await(KvCache.deploy(vertx, options("reclaim-ignored", "small")));

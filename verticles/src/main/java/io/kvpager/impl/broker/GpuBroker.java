@@ -31,6 +31,9 @@ import java.util.function.Predicate;
  * owner.) In a Vert.x that is not clustered the maps are local to the process, which is all that
  * caches sharing a simulated GPU in one process need.
  *
+ * <p>The record also carries each pool's guarantee, its cap and its wait for reclaimed memory; what
+ * they allow is decided by {@link ShareArbiter} on the value just read, in the same compare-and-set.
+ *
  * <p>Use one broker from one context.
  */
 public final class GpuBroker {
