@@ -65,6 +65,15 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--pages", paramLabel = "N", description = "Virtual page ids of the pool (overrides the config).")
     Integer pages;
 
+    @Option(names = "--guarantee", paramLabel = "SHARE", converter = GuaranteeConverter.class,
+            description = "The cache's guaranteed share of each GPU its ranks run on: a percent of the GPU's budget (30%%) or "
+                    + "a size over its ranks there (40GiB); default: an equal split among the caches on the GPU (docs/sharing.md).")
+    GuaranteeConverter.Typed guarantee;
+
+    @Option(names = "--reclaim-deadline", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long the engine has to give back what a reclaim asks, e.g. 500ms (default 1s).")
+    java.time.Duration reclaimDeadline;
+
     @Mixin
     ClusterOptions cluster;
 
@@ -121,6 +130,9 @@ final class CoordinatorCommand implements Callable<Integer> {
                 .flag("--layers", "layers", layers)
                 .flag("--block-size", "blockBytes", blockBytes)
                 .flag("--pages", "pages", pages)
+                .flag("--guarantee", "guaranteePercent", guarantee == null ? null : guarantee.percent())
+                .flag("--guarantee", "guaranteeBytes", guarantee == null ? null : guarantee.bytes())
+                .flag("--reclaim-deadline", "reclaimDeadlineMs", reclaimDeadline == null ? null : reclaimDeadline.toMillis())
                 .fixed("localWorkers", false)
                 .load(config);
     }

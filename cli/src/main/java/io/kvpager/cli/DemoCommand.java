@@ -4,13 +4,20 @@ import io.kvpager.KvFormat;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cli.demo.DemoReport;
 import io.kvpager.cli.demo.DemoRun;
+import io.kvpager.cli.demo.ComparisonTable;
 import io.kvpager.cli.demo.DemoSettings;
 import io.kvpager.cli.demo.ModelProfile;
+import io.kvpager.cli.demo.ServiceTargets;
+import io.kvpager.cli.demo.SharingPolicy;
 import io.kvpager.cli.demo.SummaryTable;
+import io.kvpager.cli.demo.TraceChoice;
+import io.kvpager.cli.demo.TracePreset;
+import io.kvpager.cli.demo.TraceReplay;
 import io.kvpager.cli.metrics.MetricsEndpoint;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,13 +32,16 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code kvpager demo}: several models share one GPU through elastic caches, driven by a bursty
- * serving trace; progress while it runs, then a summary table and a chart of memory per model.
- * Ctrl-C ends the run early and still prints the summary of what was served; a chart that cannot
- * be drawn (a server without fonts) is a warning, not a failure.
+ * serving trace, under one sharing policy or, with {@code --compare}, under each in turn; progress
+ * while it runs, then a summary table per run, the comparison, and a chart of memory per model
+ * (a panel per policy). Ctrl-C ends the run early and still prints the summary of what was served
+ * (and skips the policies not yet run); a chart that cannot be drawn (a server without fonts) is a
+ * warning, not a failure.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Serve a seeded, bursty trace for several models sharing one GPU, each through its own elastic KV cache "
-                + "(coordinator and tp local workers), then print a summary and write a chart of GPU memory per model over time.")
+        description = "Serve a seeded, bursty trace (or a recorded one) for several models sharing one GPU, each through its own "
+                + "elastic KV cache (coordinator and tp local workers), then print a summary and write a chart of GPU memory per model "
+                + "over time. --compare serves the same trace under each sharing policy, one after another, and compares them.")
 final class DemoCommand implements Callable<Integer> {
 
     @Spec
@@ -92,6 +102,35 @@ final class DemoCommand implements Callable<Integer> {
             description = "Where the chart of memory per model is written (default: ${DEFAULT-VALUE}).")
     Path out;
 
+    @Option(names = "--compare",
+            description = "Serve the same trace under static, first-come and arbitrated, one after another with the same settings, "
+                    + "then print a comparison table.")
+    boolean compare;
+
+    @Option(names = "--policy", paramLabel = "POLICY", defaultValue = "arbitrated",
+            description = "How the models share the GPU: static (each limited to budget / models), first-come (elastic, no "
+                    + "guarantee) or arbitrated (guaranteed equal shares, borrowing, reclaim) (default: ${DEFAULT-VALUE}).")
+    String policy;
+
+    @Option(names = "--trace-preset", paramLabel = "PRESET",
+            description = "Shape of the seeded trace: rotating (one model bursts at a time), overlapping (bursts overlap a third), "
+                    + "steady-bursts (a steady base plus bursts at independent times) (default: steady-bursts).")
+    String tracePreset;
+
+    @Option(names = "--trace", paramLabel = "FILE|azure-conv",
+            description = "Replay a recorded trace instead: a CSV of TIMESTAMP,ContextTokens,GeneratedTokens (.gz too), or azure-conv, "
+                    + "the bundled Azure LLM inference trace 2023 (conversation); one time slice per model, compressed into "
+                    + "--duration and rate-scaled to the GPU.")
+    String trace;
+
+    @Option(names = "--slo-ttft", paramLabel = "TIME", defaultValue = ServiceTargets.DEFAULT_TTFT, converter = DurationConverter.class,
+            description = "Service target for the time to first token, arrival to first decode step (default: ${DEFAULT-VALUE}).")
+    Duration sloTtft;
+
+    @Option(names = "--slo-tpot", paramLabel = "TIME", defaultValue = ServiceTargets.DEFAULT_TPOT, converter = DurationConverter.class,
+            description = "Service target for the time per output token after the first (default: ${DEFAULT-VALUE}).")
+    Duration sloTpot;
+
     @Mixin
     MetricsPortOption metricsPort;
 
@@ -99,23 +138,49 @@ final class DemoCommand implements Callable<Integer> {
     @SuppressWarnings("try") // Ctrl-C handling ends with the run, before the chart, earlier than its try block
     public Integer call() throws Exception {
         DemoSettings settings = settings();
+        List<SharingPolicy> policies = compare
+                ? List.of(SharingPolicy.STATIC, SharingPolicy.FIRST_COME, SharingPolicy.ARBITRATED)
+                : List.of(settings.policy());
         PrintWriter stdout = spec.commandLine().getOut();
         PrintWriter stderr = spec.commandLine().getErr();
         boolean terminal = System.console() != null && System.console().isTerminal();
-        DemoReport report;
-        DemoRun demo;
-        try (Node node = root.node(metricsPort.on());
-                DemoRun run = DemoRun.deploy(node.vertx(), settings);
+        List<DemoReport> reports = new ArrayList<>();
+        List<DemoRun> runs = new ArrayList<>();
+        try (Node node = root.node(metricsPort.on())) {
+            for (SharingPolicy policy : policies) {
+                DemoReport report = runOne(node, settings.withPolicy(policy), stdout, stderr, terminal, runs);
+                reports.add(report);
+                if (report.stoppedEarly()) {
+                    break;
+                }
+            }
+        }
+        if (compare) {
+            stdout.print(ComparisonTable.render(reports));
+            stdout.flush();
+        }
+        writeChart(runs, stdout, stderr);
+        return reports.stream().allMatch(DemoReport::ok) ? 0 : 1;
+    }
+
+    @SuppressWarnings("try") // the interruption is closed by the block, never read
+    private DemoReport runOne(Node node, DemoSettings settings, PrintWriter stdout, PrintWriter stderr, boolean terminal,
+            List<DemoRun> runs) {
+        if (compare) {
+            stderr.println("kvpager demo: policy " + settings.policy().flag() + " (" + settings.policy().meaning() + ")");
+            stderr.flush();
+        }
+        try (DemoRun run = DemoRun.deploy(node.vertx(), settings);
                 Interruption interruption = root.interruption(run::requestStop);
                 MetricsEndpoint metrics = !metricsPort.on() ? null
                         : MetricsEndpoint.listen(node.vertx(), metricsPort.port, run.caches())) {
-            demo = run;
+            runs.add(run);
             if (metrics != null) {
                 run.meter(metrics.registry());
                 stderr.println("metrics at http://localhost:" + metrics.port() + "/metrics, health at /health");
             }
             try {
-                report = run.run(stderr, terminal);
+                DemoReport report = run.run(stderr, terminal);
                 // The summary first: whatever happens to the chart, the run's result is out.
                 stdout.print(SummaryTable.render(report));
                 for (ModelProfile model : settings.models()) {
@@ -125,17 +190,17 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 stdout.flush();
                 for (String violation : report.violations()) {
-                    stderr.println("kvpager demo: invariant broken: " + violation);
+                    stderr.println("kvpager demo: " + (compare ? settings.policy().flag() + ": " : "") + "invariant broken: " + violation);
                 }
                 stderr.flush();
+                return report;
             } finally {
-                interruption.close();
                 // also when the run fails late, what attention measured is worth seeing
                 run.attentionSummary().forEach(stdout::println);
+                stdout.println();
+                stdout.flush();
             }
         }
-        writeChart(demo, stdout, stderr);
-        return report.ok() ? 0 : 1;
     }
 
     /**
@@ -151,9 +216,16 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     /** Draws the chart; one that cannot be drawn is a warning that says how to fix it, not a failure of the run. */
-    private void writeChart(DemoRun run, PrintWriter stdout, PrintWriter stderr) {
+    private void writeChart(List<DemoRun> runs, PrintWriter stdout, PrintWriter stderr) {
+        if (runs.isEmpty()) {
+            return;
+        }
         try {
-            run.writeChart();
+            if (runs.size() == 1) {
+                runs.getFirst().writeChart();
+            } else {
+                DemoRun.writeChart(out, runs);
+            }
             stdout.println("chart: " + out.toAbsolutePath());
             stdout.flush();
         } catch (Exception | Error e) {
@@ -182,8 +254,17 @@ final class DemoCommand implements Callable<Integer> {
             });
             metricsPort.validate();
             WritableFile.check("--out", out);
+            SharingPolicy sharing = SharingPolicy.of(policy);
+            if (compare && spec.commandLine().getParseResult().hasMatchedOption("--policy")) {
+                throw new IllegalArgumentException("--compare runs every policy; leave out --policy " + policy);
+            }
+            if (trace != null && tracePreset != null) {
+                throw new IllegalArgumentException("--trace and --trace-preset exclude each other: give one");
+            }
+            TraceChoice traceChoice = trace != null ? TraceChoice.of(TraceReplay.load(trace))
+                    : TraceChoice.of(tracePreset != null ? TracePreset.of(tracePreset) : TraceChoice.DEFAULT_PRESET);
             return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out,
-                    idleHandlePages, gpuMemoryPercent);
+                    idleHandlePages, gpuMemoryPercent, sharing, traceChoice, new ServiceTargets(sloTtft, sloTpot));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

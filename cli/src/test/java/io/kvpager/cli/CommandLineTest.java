@@ -79,6 +79,13 @@ class CommandLineTest {
         "demo --limit 405b=1GiB",
         "demo --device tpu",
         "demo --metrics-port 70000",
+        "demo --policy fair",
+        "demo --compare --policy static",
+        "demo --trace-preset zigzag",
+        "demo --trace no-such-trace.csv",
+        "demo --trace azure-conv --trace-preset rotating",
+        "demo --slo-ttft 0ms",
+        "demo --slo-tpot soon",
         "limit",
         "limit model-7b",
         "limit model-7b 12XB",
@@ -96,6 +103,9 @@ class CommandLineTest {
         "worker --instance a --tp 0 --gpu-memory-percent 0",
         "worker --instance a --tp 0 --gpu-memory-percent 150",
         "coordinator --instance a --tp 0",
+        "coordinator --instance a --tp 1 --guarantee 101%",
+        "coordinator --instance a --tp 1 --guarantee lots",
+        "coordinator --instance a --tp 1 --reclaim-deadline 2h",
         "coordinator --instance a"})
     void badArgumentsGiveOneLineAndExitCode2(String args) {
         Run run = run(args.isEmpty() ? new String[0] : args.split(" "));
@@ -105,10 +115,29 @@ class CommandLineTest {
     }
 
     @Test
+    void badSharingAndTraceFlagsAreRefusedNamingWhatIsAllowed() {
+        assertThat(run("demo", "--policy", "fair").err()).contains("no sharing policy 'fair'; policies: static, first-come, arbitrated");
+        assertThat(run("demo", "--trace-preset", "zigzag").err())
+                .contains("no trace preset 'zigzag'; presets: rotating, overlapping, steady-bursts");
+        assertThat(run("demo", "--compare", "--policy", "static").err()).contains("--compare runs every policy; leave out --policy static");
+        assertThat(run("demo", "--slo-ttft", "0ms").err()).contains("--slo-ttft").contains("must be a positive duration");
+    }
+
+    @Test
     void aGpuShareOutsideAPercentIsRefusedNamingTheFlag() {
         assertThat(run("demo", "--gpu-memory-percent", "101").err()).contains("--gpu-memory-percent must be in 1..100, got 101");
         assertThat(run("worker", "--instance", "a", "--tp", "0", "--gpu-memory-percent", "0", "--cluster-name", "test").err())
                 .contains("--gpu-memory-percent must be in 1..100, got 0");
+    }
+
+    @Test
+    void aBadGuaranteeOrReclaimDeadlineIsRefusedNamingTheFlag() {
+        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--guarantee", "101%", "--cluster-name", "test").err())
+                .contains("--guarantee must be in 0..100, got 101");
+        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--guarantee", "lots", "--cluster-name", "test").err())
+                .contains("'lots' is neither a percent (30%) nor a size (40GiB)");
+        assertThat(run("coordinator", "--instance", "a", "--tp", "1", "--reclaim-deadline", "2h", "--cluster-name", "test").err())
+                .contains("--reclaim-deadline must be in 1..3600000, got 7200000");
     }
 
     @Test

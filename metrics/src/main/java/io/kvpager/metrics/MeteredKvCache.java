@@ -6,11 +6,13 @@ import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankViews;
+import io.kvpager.cache.Reclaim;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import java.util.List;
+import io.vertx.core.Handler;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -105,6 +107,12 @@ public final class MeteredKvCache implements KvCache {
     @Override
     public Future<CacheStats> stats() {
         return cache.stats();
+    }
+
+    @Override
+    public KvCache reclaimHandler(Handler<Reclaim> handler) {
+        cache.reclaimHandler(handler);
+        return this;
     }
 
     @Override

@@ -15,12 +15,18 @@ public final class Allocation {
     private final MissReason miss;
     private final String detail;
     private final boolean gpuShare;
+    private final long reclaimWaitNanos;
 
-    private Allocation(int[] blocks, MissReason miss, String detail, boolean gpuShare) {
+    private Allocation(int[] blocks, MissReason miss, String detail, boolean gpuShare, long reclaimWaitNanos) {
         this.blocks = blocks;
         this.miss = miss;
         this.detail = detail;
         this.gpuShare = gpuShare;
+        this.reclaimWaitNanos = reclaimWaitNanos;
+    }
+
+    private Allocation(int[] blocks, MissReason miss, String detail, boolean gpuShare) {
+        this(blocks, miss, detail, gpuShare, 0);
     }
 
     /** An allocation of these block ids; the array is owned by the allocation from now on. */
@@ -39,6 +45,28 @@ public final class Allocation {
      */
     public static Allocation gpuShareMiss(String detail) {
         return new Allocation(NONE, MissReason.GPU_SHARE, detail == null ? "" : detail, true);
+    }
+
+    /**
+     * This allocation, recording that it waited {@code nanos} for GPU memory reclaimed from other
+     * pools: from its first refusal to its answer.
+     *
+     * @throws IllegalArgumentException for a negative wait
+     */
+    public Allocation withReclaimWait(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("a reclaim wait cannot be " + nanos + " ns");
+        }
+        return new Allocation(blocks, miss, detail, gpuShare, nanos);
+    }
+
+    /**
+     * For an allocation first refused for want of GPU memory and then answered after memory was
+     * reclaimed from pools above their guaranteed share, the time from that refusal to the answer,
+     * in nanoseconds; 0 for one that waited for no reclaim.
+     */
+    public long reclaimWaitNanos() {
+        return reclaimWaitNanos;
     }
 
     /** The block ids handed out; empty on a miss. */

@@ -66,6 +66,33 @@ public record CacheStats(String instance, int group, List<Integer> stages, int t
         return null;
     }
 
+    /** How many times this cache was asked to give memory back, on all its GPUs. */
+    public long reclaimsAsked() {
+        long n = 0;
+        for (GpuStats g : gpus) {
+            n += g.reclaimsAsked();
+        }
+        return n;
+    }
+
+    /** How many blocks its engine was asked to free, on all its GPUs. */
+    public long reclaimBlocksAsked() {
+        long n = 0;
+        for (GpuStats g : gpus) {
+            n += g.reclaimBlocksAsked();
+        }
+        return n;
+    }
+
+    /** How many times it was capped at its guarantee for missing a reclaim's deadline, on all its GPUs. */
+    public long timesCapped() {
+        long n = 0;
+        for (GpuStats g : gpus) {
+            n += g.timesCapped();
+        }
+        return n;
+    }
+
     public JsonObject toJson() {
         JsonArray rankJson = new JsonArray();
         for (RankStats r : ranks) {

@@ -18,16 +18,29 @@ import java.util.List;
  * @param heldBytes bytes this pool holds there: its pages, its standing memory, and the idle handles its ranks keep while its pages churn
  * @param leasedBytes bytes this pool has leased there: what it holds and a surplus that spares most
  *     of its maps a trip to the broker
+ * @param guaranteeBytes this pool's guaranteed share of the GPU's budget now (docs/sharing.md); -1
+ *     when the broker could not be read
+ * @param reclaimsAsked how many times this pool was asked to give memory back there
+ * @param reclaimBlocksAsked how many blocks its engine was asked to free, over those times
+ * @param timesCapped how many times it was capped at its guarantee for missing a reclaim's deadline
+ * @param capped whether it is capped now
  */
-public record GpuStats(String gpu, List<String> ranks, long capacityBytes, long takenBytes, long heldBytes, long leasedBytes) {
+public record GpuStats(String gpu, List<String> ranks, long capacityBytes, long takenBytes, long heldBytes, long leasedBytes,
+                       long guaranteeBytes, long reclaimsAsked, long reclaimBlocksAsked, long timesCapped, boolean capped) {
 
     public GpuStats {
         ranks = List.copyOf(ranks);
     }
 
+    /** Figures without the sharing policy's: no guarantee known (-1), never asked, never capped. */
+    public GpuStats(String gpu, List<String> ranks, long capacityBytes, long takenBytes, long heldBytes, long leasedBytes) {
+        this(gpu, ranks, capacityBytes, takenBytes, heldBytes, leasedBytes, -1, 0, 0, 0, false);
+    }
+
     public JsonObject toJson() {
         return new JsonObject().put("gpu", gpu).put("ranks", new JsonArray(new ArrayList<>(ranks)))
                 .put("capacityBytes", capacityBytes).put("takenBytes", takenBytes).put("heldBytes", heldBytes)
-                .put("leasedBytes", leasedBytes);
+                .put("leasedBytes", leasedBytes).put("guaranteeBytes", guaranteeBytes).put("reclaimsAsked", reclaimsAsked)
+                .put("reclaimBlocksAsked", reclaimBlocksAsked).put("timesCapped", timesCapped).put("capped", capped);
     }
 }

@@ -5,6 +5,7 @@ import io.kvpager.LimitResult;
 import io.kvpager.impl.coordinator.LocalKvCache;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 
 import java.util.List;
@@ -96,6 +97,18 @@ public interface KvCache {
 
     /** The pool's figures and each rank's, with the ranks' health. */
     Future<CacheStats> stats();
+
+    /**
+     * Sets the engine's handler of {@link Reclaim}s, or removes it ({@code null}): how the cache asks
+     * its engine to give back memory that a cache below its guaranteed share of the GPU needs. The
+     * handler runs on the context it was set from (or, set from a thread without one, on the cache's
+     * callback context), one reclaim at a time; the engine answers by freeing blocks with
+     * {@link #free}. Every reclaim is also published on the event bus at {@link Reclaim#address},
+     * with or without a handler.
+     *
+     * @return this
+     */
+    KvCache reclaimHandler(Handler<Reclaim> handler);
 
     /** Unmaps the idle reserve (and reclaimed pages whose fences have retired). */
     Future<Void> trim();

@@ -48,6 +48,8 @@ public class KvCacheOptions {
     public static final int DEFAULT_IDLE_HANDLE_PAGES = 16;
     public static final long DEFAULT_IDLE_HANDLE_MS = 1_000;
     public static final String DEFAULT_DEVICE = "sim";
+    /** How long an engine has to give back what a {@link Reclaim} asks, by default. */
+    public static final long DEFAULT_RECLAIM_DEADLINE_MS = 1_000;
 
     private static final Pattern RANK_NAME = Pattern.compile("pp(\\d+)/tp(\\d+)");
     private static final List<String> HANDLE_POOL_KEYS = List.of("prefillPages", "boundPages");
@@ -82,6 +84,9 @@ public class KvCacheOptions {
     private JsonObject sim = new JsonObject();
     private Integer gpuMemoryPercent;
     private JsonObject handlePool;
+    private Long guaranteeBytes;
+    private Integer guaranteePercent;
+    private long reclaimDeadlineMs = DEFAULT_RECLAIM_DEADLINE_MS;
 
     public KvCacheOptions() {
     }
@@ -93,7 +98,8 @@ public class KvCacheOptions {
     /**
      * Reads options from JSON. Unknown keys and mistyped values are rejected with the field's
      * name; missing keys keep their defaults. JSON {@code null} unsets an optional field
-     * ({@code stages}, {@code memoryLimitBytes}, {@code handlePool}, {@code gpuMemoryPercent}).
+     * ({@code stages}, {@code memoryLimitBytes}, {@code handlePool}, {@code gpuMemoryPercent},
+     * {@code guaranteeBytes}, {@code guaranteePercent}).
      */
     public KvCacheOptions(JsonObject json) {
         for (String key : json.fieldNames()) {
@@ -105,6 +111,8 @@ public class KvCacheOptions {
                     case MEMORY_LIMIT_BYTES -> memoryLimitBytes = null;
                     case HANDLE_POOL -> handlePool = null;
                     case GPU_MEMORY_PERCENT -> gpuMemoryPercent = null;
+                    case GUARANTEE_BYTES -> guaranteeBytes = null;
+                    case GUARANTEE_PERCENT -> guaranteePercent = null;
                     default -> throw new IllegalArgumentException(key + " must not be null");
                 }
                 continue;
@@ -140,6 +148,9 @@ public class KvCacheOptions {
                 case SIM -> setSim(field.object(value));
                 case GPU_MEMORY_PERCENT -> setGpuMemoryPercent(field.integer(value));
                 case HANDLE_POOL -> setHandlePool(field.object(value));
+                case GUARANTEE_BYTES -> setGuaranteeBytes(field.longValue(value));
+                case GUARANTEE_PERCENT -> setGuaranteePercent(field.integer(value));
+                case RECLAIM_DEADLINE_MS -> setReclaimDeadlineMs(field.longValue(value));
             }
         }
     }
@@ -207,6 +218,13 @@ public class KvCacheOptions {
         if (handlePool != null) {
             json.put(OptionField.HANDLE_POOL.key(), handlePool.copy());
         }
+        if (guaranteeBytes != null) {
+            json.put(OptionField.GUARANTEE_BYTES.key(), guaranteeBytes);
+        }
+        if (guaranteePercent != null) {
+            json.put(OptionField.GUARANTEE_PERCENT.key(), guaranteePercent);
+        }
+        json.put(OptionField.RECLAIM_DEADLINE_MS.key(), reclaimDeadlineMs);
         return json;
     }
 
@@ -547,6 +565,72 @@ public class KvCacheOptions {
      */
     public KvCacheOptions setGpuMemoryPercent(Integer gpuMemoryPercent) {
         this.gpuMemoryPercent = gpuMemoryPercent == null ? null : OptionRules.percent("gpuMemoryPercent", gpuMemoryPercent);
+        return this;
+    }
+
+    /** The pool's guaranteed share of each GPU's budget in bytes, or {@code null}: see {@link #setGuaranteeBytes}. */
+    public Long getGuaranteeBytes() {
+        return guaranteeBytes;
+    }
+
+    /**
+     * The pool's guaranteed share of the budget of each GPU its ranks run on, in bytes over all its
+     * ranks on that GPU, or {@code null} for none set. Up to its guarantee a pool gets its memory
+     * back from pools that borrowed beyond theirs ({@link Reclaim}); beyond it, it borrows what is
+     * free. At most one of this and {@link #setGuaranteePercent} is set; with neither, the pool's
+     * guarantee is an equal split of what the set guarantees leave, among the caches on that GPU
+     * that set none, recomputed as caches come and go (docs/sharing.md).
+     *
+     * @throws IllegalArgumentException for a negative value, or when a guarantee percent is set
+     */
+    public KvCacheOptions setGuaranteeBytes(Long guaranteeBytes) {
+        if (guaranteeBytes != null) {
+            OptionRules.atLeast("guaranteeBytes", guaranteeBytes, 0L);
+            if (guaranteePercent != null) {
+                throw new IllegalArgumentException("guaranteeBytes (" + guaranteeBytes + ") and guaranteePercent ("
+                        + guaranteePercent + ") are both set: set at most one of them");
+            }
+        }
+        this.guaranteeBytes = guaranteeBytes;
+        return this;
+    }
+
+    /** The pool's guaranteed share of each GPU's budget in percent, or {@code null}: see {@link #setGuaranteePercent}. */
+    public Integer getGuaranteePercent() {
+        return guaranteePercent;
+    }
+
+    /**
+     * The pool's guaranteed share of the budget of each GPU its ranks run on, 0 to 100 % of that
+     * budget, or {@code null} for none set (see {@link #setGuaranteeBytes}). 0 on every cache of a GPU
+     * is first-come sharing: no pool is guaranteed anything, and none is ever asked to give back.
+     *
+     * @throws IllegalArgumentException for a value outside 0..100, or when guarantee bytes are set
+     */
+    public KvCacheOptions setGuaranteePercent(Integer guaranteePercent) {
+        if (guaranteePercent != null) {
+            OptionRules.inRange("guaranteePercent", guaranteePercent, 0, 100);
+            if (guaranteeBytes != null) {
+                throw new IllegalArgumentException("guaranteePercent (" + guaranteePercent + ") and guaranteeBytes ("
+                        + guaranteeBytes + ") are both set: set at most one of them");
+            }
+        }
+        this.guaranteePercent = guaranteePercent;
+        return this;
+    }
+
+    public long getReclaimDeadlineMs() {
+        return reclaimDeadlineMs;
+    }
+
+    /**
+     * How long this pool's engine has to give back what a {@link Reclaim} asks of it (1 ms to one
+     * hour), before the pool is capped at its guarantee: no memory above it until it is under it.
+     * An allocation of another pool, waiting for memory reclaimed from this one, waits as long
+     * (docs/sharing.md).
+     */
+    public KvCacheOptions setReclaimDeadlineMs(long reclaimDeadlineMs) {
+        this.reclaimDeadlineMs = OptionRules.inRange("reclaimDeadlineMs", reclaimDeadlineMs, 1, 3_600_000);
         return this;
     }
 

@@ -5,6 +5,9 @@ import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankViews;
+import io.kvpager.cache.Reclaim;
+import io.reactivex.rxjava3.core.BackpressureStrategy;
+import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Single;
 import io.vertx.lang.rx.RxDelegate;
@@ -136,6 +139,20 @@ public class KvCache implements RxDelegate {
 
     public Single<CacheStats> rxStats() {
         return AsyncResultSingle.toSingle(delegate::stats, s -> s);
+    }
+
+    /**
+     * The cache's {@link Reclaim}s, as they are raised (see
+     * {@link io.kvpager.cache.KvCache#reclaimHandler}): each subscription sets the cache's reclaim
+     * handler, from the subscribing thread's context, and removes it when it ends, so one
+     * subscriber, or a handler set directly, receives them at a time; buffered when the subscriber
+     * falls behind. Also on the event bus at {@link Reclaim#address}.
+     */
+    public Flowable<Reclaim> reclaims() {
+        return Flowable.create(emitter -> {
+            delegate.reclaimHandler(emitter::onNext);
+            emitter.setCancellable(() -> delegate.reclaimHandler(null));
+        }, BackpressureStrategy.BUFFER);
     }
 
     public Completable trim() {

@@ -22,7 +22,8 @@ import static org.awaitility.Awaitility.await;
  * Two caches in one process whose ranks share one simulated GPU of 16 page ids: the GPU's broker
  * (the process's own shared data here) refuses a burst the other cache's memory leaves no room
  * for, as a {@link MissReason#GPU_SHARE} miss before the device is asked, and grants it once that
- * memory is released. The device never runs out of memory.
+ * memory is released. The device never runs out of memory. Both caches are guaranteed 0 % of the
+ * GPU: first-come sharing, where nobody is asked to give back (GuaranteedShareTest has the rest).
  */
 @ExtendWith(VertxExtension.class)
 class SharedGpuTest {
@@ -32,7 +33,7 @@ class SharedGpuTest {
 
     private static KvCacheOptions options(String instance) {
         JsonObject sim = new JsonObject().put("gpuKey", "shared-gpu-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
-        return SimPool.options(instance).setTp(1).setPages(GPU_PAGES).setSim(sim);
+        return SimPool.options(instance).setTp(1).setPages(GPU_PAGES).setSim(sim).setGuaranteePercent(0);
     }
 
     @Test

@@ -8,10 +8,13 @@ import java.util.List;
  * @param settings what was run
  * @param models one report per model, in the order of the settings
  * @param trace what the seeded trace asked for (the same for a seed, whatever the timing)
+ * @param traceDescription which trace ran, with its slicing and scaling, in words
+ * @param grants the budget against the broker's grants, sampled through the run
  * @param stoppedAtMs when the run was stopped before its duration (Ctrl-C), in ms from its start; -1 when it ran to the end
  * @param violations the run's own invariants that did not hold; empty for a good run
  */
-public record DemoReport(DemoSettings settings, List<ModelReport> models, TraceTotals trace, long stoppedAtMs, List<String> violations) {
+public record DemoReport(DemoSettings settings, List<ModelReport> models, TraceTotals trace, String traceDescription,
+        GrantSamples grants, long stoppedAtMs, List<String> violations) {
 
     public DemoReport {
         models = List.copyOf(models);
@@ -20,6 +23,11 @@ public record DemoReport(DemoSettings settings, List<ModelReport> models, TraceT
 
     public boolean ok() {
         return violations.isEmpty();
+    }
+
+    /** The policy the run served under. */
+    public SharingPolicy policy() {
+        return settings.policy();
     }
 
     /** Whether the run was stopped before its duration. */

@@ -2,6 +2,7 @@ package io.kvpager.cli.demo;
 
 import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankStats;
@@ -49,6 +50,10 @@ public final class DemoRun implements AutoCloseable {
     private volatile boolean stopRequested;
     /** Decode attention over the real pages with {@code --device cuda}; null otherwise. */
     private DemoAttention attention;
+    /** Decode attention's time modelled on {@code --device sim}; null otherwise. */
+    private SimAttention simAttention;
+    /** Every model's limit per rank under {@link SharingPolicy#STATIC}; 0 under the other policies. */
+    private long staticLimitPerRank;
 
     private DemoRun(Vertx vertx, DemoSettings settings, String gpuKey, List<KvCache> caches) {
         this.vertx = vertx;
@@ -59,7 +64,9 @@ public final class DemoRun implements AutoCloseable {
     }
 
     /**
-     * Deploys one cache per model and applies the limits asked for.
+     * Deploys one cache per model under the settings' policy and applies the limits asked for:
+     * {@link SharingPolicy#STATIC} limits every model without a {@code --limit} of its own to an
+     * equal share of the GPU's budget, as the broker counts it, per rank.
      *
      * @throws IllegalStateException when a cache does not start or refuses its limit
      */
@@ -72,9 +79,20 @@ public final class DemoRun implements AutoCloseable {
             for (ModelProfile model : settings.models()) {
                 caches.add(await(KvCache.deploy(vertx, run.options(model)), "deploying the cache of " + model.name()));
                 await(new InstanceDirectory(vertx).register(model.instance()), "registering " + model.instance());
+            }
+            if (settings.policy() == SharingPolicy.STATIC) {
+                CacheStats stats = await(caches.getFirst().stats(), "reading the GPU's budget");
+                long budget = stats.gpus().isEmpty() ? settings.gpuBytes() : stats.gpus().getFirst().capacityBytes();
+                run.staticLimitPerRank = budget / settings.models().size() / settings.tp();
+            }
+            for (int m = 0; m < caches.size(); m++) {
+                ModelProfile model = settings.models().get(m);
                 Long limit = settings.limits().get(model.name());
+                if (limit == null && run.staticLimitPerRank > 0) {
+                    limit = run.staticLimitPerRank;
+                }
                 if (limit != null) {
-                    LimitResult result = await(caches.getLast().setMemoryLimit(limit, 1), "limiting " + model.name());
+                    LimitResult result = await(caches.get(m).setMemoryLimit(limit, 1), "limiting " + model.name());
                     if (result.outcome() != LimitResult.Outcome.APPLIED) {
                         throw new IllegalStateException("the limit of " + model.name() + " was not applied: " + result);
                     }
@@ -82,6 +100,8 @@ public final class DemoRun implements AutoCloseable {
             }
             if (settings.device().equals("cuda")) {
                 run.attention = DemoAttention.open(vertx, settings.models(), settings.tp(), settings.gpu());
+            } else {
+                run.simAttention = new SimAttention(vertx);
             }
         } catch (RuntimeException e) {
             run.close();
@@ -112,6 +132,11 @@ public final class DemoRun implements AutoCloseable {
                 .setGpuMemoryPercent(settings.gpuMemoryPercent())
                 .setDevice(settings.device())
                 .setGpus(gpus);
+        // static: limits do the splitting, as --limit does without a policy; first-come: no guarantee;
+        // arbitrated: the broker's default, an equal guaranteed share each, with reclaim
+        if (settings.policy() != SharingPolicy.ARBITRATED) {
+            options.setGuaranteePercent(0);
+        }
         if (settings.device().equals("sim")) {
             options.setSim(new JsonObject()
                     .put("capacityBytes", settings.gpuBytes())
@@ -141,10 +166,13 @@ public final class DemoRun implements AutoCloseable {
      */
     public DemoReport run(PrintWriter err, boolean terminal) {
         Context context = vertx.getOrCreateContext();
-        List<TraceRequest> trace = ServingTrace.generate(settings.models(), settings.tp(), settings.gpuBytes(),
+        TraceReplay.Plan plan = settings.trace().plan(settings.models(), settings.tp(), settings.gpuBytes(),
                 settings.duration(), settings.step(), settings.seed());
-        List<ModelServer> servers = engines(context, trace);
-        long stoppedAt = serve(context, servers, err, terminal);
+        List<TraceRequest> trace = plan.requests();
+        Clock clock = new Clock();
+        List<ModelServer> servers = engines(context, trace, clock);
+        Sampler sampler = new Sampler(servers, clock);
+        long stoppedAt = serve(context, servers, clock, sampler, err, terminal);
 
         List<String> violations = new ArrayList<>();
         List<ModelReport> reports = new ArrayList<>();
@@ -154,9 +182,14 @@ public final class DemoRun implements AutoCloseable {
             reports.add(report(server, stats, timelines.get(m)));
             violations.addAll(violations(server, stats, stoppedAt >= 0));
         }
+        GrantSamples grants = sampler.grants();
+        if (grants.anyOverGrant()) {
+            violations.add(grants.overGranted() + " of " + grants.samples() + " samples had the broker grant more than the budget ("
+                    + ByteSize.format(grants.maxTakenBytes()) + " of " + ByteSize.format(grants.capacityBytes()) + ")");
+        }
         closeCaches();
         leakedHandles().ifPresent(violations::add);
-        return new DemoReport(settings, reports, TraceTotals.of(trace), stoppedAt, violations);
+        return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description(), grants, stoppedAt, violations);
     }
 
     /**
@@ -175,22 +208,43 @@ public final class DemoRun implements AutoCloseable {
      */
     public void writeChart() throws IOException {
         List<String> names = settings.models().stream().map(ModelProfile::name).toList();
-        MemoryChart.write(settings.chart(), "kvpager demo: GPU memory per model", names, timelines, settings.gpuBytes(),
-                settings.staticShareBytes());
+        MemoryChart.write(settings.chart(), chartTitle(), names, timelines, settings.gpuBytes(), settings.staticShareBytes());
+    }
+
+    /**
+     * Draws the charts of several runs (those of {@code --compare}) to {@code file}, a panel per run.
+     *
+     * @throws IOException when the file cannot be written
+     */
+    public static void writeChart(Path file, List<DemoRun> runs) throws IOException {
+        MemoryChart.writePanels(file, runs.stream().map(run -> MemoryChart.chart(run.chartTitle(),
+                run.settings.models().stream().map(ModelProfile::name).toList(), run.timelines, run.settings.gpuBytes(),
+                run.settings.staticShareBytes())).toList());
+    }
+
+    /** The chart's title: the policy and the trace. */
+    String chartTitle() {
+        return "kvpager demo: GPU memory per model, " + settings.policy().flag() + ", " + settings.trace().name();
+    }
+
+    /** The memory each model held over the run, one timeline per model in the settings' order. */
+    List<MemoryTimeline> timelines() {
+        return List.copyOf(timelines);
     }
 
     /** One engine per model, each with its share of the trace. */
-    private List<ModelServer> engines(Context context, List<TraceRequest> trace) {
+    private List<ModelServer> engines(Context context, List<TraceRequest> trace, Clock clock) {
         List<ModelServer> servers = new ArrayList<>();
         for (int m = 0; m < settings.models().size(); m++) {
             ModelProfile model = settings.models().get(m);
             int index = m;
             List<TraceRequest> own = trace.stream().filter(r -> r.model() == index).toList();
-            int blocksPerPage = model.geometry(settings.tp(), 1).blocksPerPage();
-            servers.add(new ModelServer(model, caches.get(m), context, settings.step().toMillis(), own,
-                    new StaticSplit(settings.staticShareBytes(), blocksPerPage, model.bytesPerPageId(settings.tp()))));
+            servers.add(new ModelServer(model, caches.get(m), context, settings.step().toMillis(),
+                    model.geometry(settings.tp(), 1).blocksPerPage(), own, clock::elapsedMs, settings.targets()));
             if (attention != null) {
                 servers.getLast().kernels(attention.kernels(m));
+            } else if (simAttention != null) {
+                servers.getLast().kernels(simAttention.kernels(model, settings.tp()));
             }
         }
         return servers;
@@ -202,12 +256,14 @@ public final class DemoRun implements AutoCloseable {
      *
      * @return when the engines stopped early, in ms from the start; -1 when they ran the whole duration
      */
-    private long serve(Context context, List<ModelServer> servers, PrintWriter err, boolean terminal) {
-        Clock clock = new Clock();
+    private long serve(Context context, List<ModelServer> servers, Clock clock, Sampler sampler, PrintWriter err, boolean terminal) {
         try (DemoProgress progress = new DemoProgress(err, terminal, settings.duration())) {
-            Sampler sampler = new Sampler(servers, clock, progress);
+            sampler.progress = progress;
             List<Future<Void>> loops = new ArrayList<>();
             await(onContext(context, () -> {
+                for (ModelServer server : servers) {
+                    server.answerReclaims();
+                }
                 for (ModelServer server : servers) {
                     Promise<Void> done = Promise.promise();
                     tick(context, server, 0, clock, done);
@@ -220,6 +276,7 @@ public final class DemoRun implements AutoCloseable {
             long stoppedAt = stopRequested && clock.elapsedMs() < settings.duration().toMillis() ? clock.elapsedMs() : -1;
             await(onContext(context, () -> {
                 sampler.stop();
+                servers.forEach(server -> server.cache().reclaimHandler(null));
                 return Future.join(servers.stream().map(ModelServer::drain).toList()).mapEmpty();
             }), "draining the engines");
             await(onContext(context, sampler::sample), "sampling memory after the run");
@@ -280,12 +337,20 @@ public final class DemoRun implements AutoCloseable {
     }
 
     private ModelReport report(ModelServer server, CacheStats stats, MemoryTimeline timeline) {
-        StaticSplit split = server.staticSplit();
         LatencyRecorder latency = server.allocLatency();
+        ModelReport.Service service = new ModelReport.Service(server.ttft().count(), millis(server.ttft(), 50), millis(server.ttft(), 99),
+                millis(server.tpot(), 99), server.metTargets());
+        GpuStats gpu = stats.gpus().isEmpty() ? null : stats.gpus().getFirst();
+        ModelReport.Reclaims reclaims = new ModelReport.Reclaims(server.reclaims(), server.reclaimBlocksAsked(), server.reclaimPreemptions(),
+                gpu == null ? 0 : gpu.timesCapped(), server.reclaimWait().count(), millis(server.reclaimWait(), 50),
+                millis(server.reclaimWait(), 99), gpu == null ? -1 : gpu.guaranteeBytes());
         return new ModelReport(server.model(), server.arrived(), server.served(), server.unfinished(), server.tokens(), server.allocs(), server.misses(),
                 server.preemptions(), latency.percentileMicros(50), latency.percentileMicros(99), stats.pool().maps(),
-                stats.pool().unmaps(), timeline.peak(), timeline.mean(), split.refusedAllocs(), split.refusedRequests(),
-                server.failures());
+                stats.pool().unmaps(), timeline.peak(), timeline.mean(), server.failures(), service, reclaims);
+    }
+
+    private static double millis(LatencyRecorder recorder, double percentile) {
+        return recorder.percentileMicros(percentile) / 1000.0;
     }
 
     /** GPU memory a cache holds: its mapped pages on every one of its ranks. */
@@ -324,7 +389,7 @@ public final class DemoRun implements AutoCloseable {
 
     /** What decode attention did on the GPU, one line per model; empty without {@code --device cuda}. */
     public List<String> attentionSummary() {
-        return attention == null ? List.of() : attention.summary();
+        return attention != null ? attention.summary() : simAttention != null ? simAttention.summary() : List.of();
     }
 
     @Override
@@ -368,14 +433,44 @@ public final class DemoRun implements AutoCloseable {
     private final class Sampler {
         private final List<ModelServer> servers;
         private final Clock clock;
-        private final DemoProgress progress;
+        private DemoProgress progress;
         private long timer = -1;
         private boolean inFlight;
+        private long grantSamples;
+        private long overGranted;
+        private long capacity;
+        private long maxTaken;
+        private long maxLeasedSum;
 
-        Sampler(List<ModelServer> servers, Clock clock, DemoProgress progress) {
+        Sampler(List<ModelServer> servers, Clock clock) {
             this.servers = servers;
             this.clock = clock;
-            this.progress = progress;
+        }
+
+        GrantSamples grants() {
+            return new GrantSamples(grantSamples, overGranted, capacity, maxTaken, maxLeasedSum);
+        }
+
+        /** The broker's taken bytes against its budget, and the sum of the caches' leases. */
+        private void sampleGrants(List<CacheStats> all) {
+            long taken = -1;
+            long leasedSum = 0;
+            for (CacheStats s : all) {
+                for (GpuStats gpu : s.gpus()) {
+                    capacity = gpu.capacityBytes();
+                    taken = Math.max(taken, gpu.takenBytes());
+                    leasedSum += gpu.leasedBytes();
+                }
+            }
+            if (taken < 0) {
+                return;
+            }
+            grantSamples++;
+            maxTaken = Math.max(maxTaken, taken);
+            maxLeasedSum = Math.max(maxLeasedSum, leasedSum);
+            if (taken > capacity) {
+                overGranted++;
+            }
         }
 
         void start() {
@@ -397,11 +492,16 @@ public final class DemoRun implements AutoCloseable {
             return Future.all(stats).map(all -> {
                 // Taken when the answers are in: samples completing in order keep the timeline in order.
                 double at = clock.elapsedMs() / 1000.0;
+                List<CacheStats> snapshot = new ArrayList<>();
                 for (int m = 0; m < servers.size(); m++) {
                     CacheStats s = all.resultAt(m);
+                    snapshot.add(s);
                     timelines.get(m).sample(at, gpuBytes(s));
                 }
-                progress.update(clock.elapsedMs(), message());
+                sampleGrants(snapshot);
+                if (progress != null) {
+                    progress.update(clock.elapsedMs(), message());
+                }
                 return (Void) null;
             }).eventually(() -> {
                 inFlight = false;

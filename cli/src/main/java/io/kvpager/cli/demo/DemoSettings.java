@@ -22,10 +22,13 @@ import java.util.Objects;
  * @param chart where the memory chart is written
  * @param idleHandlePages the most page ids' worth of unmapped handles each rank keeps while its pages churn
  * @param gpuMemoryPercent the share of the GPU the caches may take, or {@code null} for the device's default
+ * @param policy how the models share the GPU's budget
+ * @param trace the trace served
+ * @param targets the service-level targets each request is checked against
  */
 public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duration duration, Duration step, long gpuBytes,
         String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages,
-        Integer gpuMemoryPercent) {
+        Integer gpuMemoryPercent, SharingPolicy policy, TraceChoice trace, ServiceTargets targets) {
 
     public DemoSettings {
         models = List.copyOf(models);
@@ -34,6 +37,9 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         Objects.requireNonNull(step, "step");
         Objects.requireNonNull(device, "device");
         Objects.requireNonNull(chart, "chart");
+        Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(trace, "trace");
+        Objects.requireNonNull(targets, "targets");
         if (models.isEmpty()) {
             throw new IllegalArgumentException("--models needs at least one model");
         }
@@ -69,8 +75,20 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         }
     }
 
-    /** What a static split gives each model: an equal share of the GPU. */
+    /** What a static split gives each model: an equal share of the GPU (the chart's dashed line). */
     public long staticShareBytes() {
         return gpuBytes / models.size();
+    }
+
+    /** The same run under another policy. */
+    public DemoSettings withPolicy(SharingPolicy other) {
+        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
+                gpuMemoryPercent, other, trace, targets);
+    }
+
+    /** The same run drawing its chart to another file. */
+    public DemoSettings withChart(Path other) {
+        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, other, idleHandlePages,
+                gpuMemoryPercent, policy, trace, targets);
     }
 }

@@ -2,6 +2,7 @@ package io.kvpager.cli.demo;
 
 import java.awt.BasicStroke;
 import java.awt.Color;
+import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -18,7 +19,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * The demo's picture: GPU memory held by each model over the run, their sum, the GPU's capacity
- * and the share a static split would give each model. Drawn off-screen and written as a PNG.
+ * and the share a static split would give each model. Drawn off-screen and written as a PNG; the
+ * runs of {@code --compare} as one picture, a panel per policy.
  */
 final class MemoryChart {
 
@@ -37,6 +39,51 @@ final class MemoryChart {
      */
     static void write(Path file, String title, List<String> names, List<MemoryTimeline> timelines, long gpuBytes, long shareBytes)
             throws IOException {
+        writePng(file, BitmapEncoder.getBufferedImage(chart(title, names, timelines, gpuBytes, shareBytes)));
+    }
+
+    /** Writes one picture of several charts, one panel per chart, top to bottom. */
+    static void writePanels(Path file, List<XYChart> charts) throws IOException {
+        if (charts.isEmpty()) {
+            throw new IllegalArgumentException("no chart to draw");
+        }
+        BufferedImage image = new BufferedImage(WIDTH, HEIGHT * charts.size(), BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = image.createGraphics();
+        try {
+            for (int i = 0; i < charts.size(); i++) {
+                g.drawImage(BitmapEncoder.getBufferedImage(charts.get(i)), 0, i * HEIGHT, null);
+            }
+        } finally {
+            g.dispose();
+        }
+        writePng(file, image);
+    }
+
+    /**
+     * Writes {@code image} beside {@code file} and moves it over the file: a write that fails leaves no
+     * empty or partial PNG behind. The image is drawn before this, so a machine that cannot draw (no
+     * fonts) never creates the file at all.
+     */
+    private static void writePng(Path file, BufferedImage image) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Path partial = Files.createTempFile(parent == null ? Path.of(".") : parent, ".kvpager-chart-", ".png.part");
+        try {
+            try (OutputStream out = Files.newOutputStream(partial)) {
+                if (!ImageIO.write(image, "png", out)) {
+                    throw new IOException("no PNG writer in this Java runtime");
+                }
+            }
+            Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(partial);
+        }
+    }
+
+    /** The chart of one run. */
+    static XYChart chart(String title, List<String> names, List<MemoryTimeline> timelines, long gpuBytes, long shareBytes) {
         if (names.size() != timelines.size() || timelines.isEmpty()) {
             throw new IllegalArgumentException("one timeline per model is needed, got " + names.size() + " names and "
                     + timelines.size() + " timelines");
@@ -74,24 +121,6 @@ final class MemoryChart {
         chart.addSeries("static split share", span, new double[] {shareBytes / GIB, shareBytes / GIB})
                 .setMarker(SeriesMarkers.NONE).setLineColor(Color.GRAY)
                 .setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 6f}, 0f));
-
-        Path parent = file.toAbsolutePath().getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
-        }
-        // Drawn in memory first, then written beside the file and moved over it: a machine that cannot
-        // draw (no fonts) or a write that fails leaves no empty or partial PNG behind.
-        BufferedImage image = BitmapEncoder.getBufferedImage(chart);
-        Path partial = Files.createTempFile(parent == null ? Path.of(".") : parent, ".kvpager-chart-", ".png.part");
-        try {
-            try (OutputStream out = Files.newOutputStream(partial)) {
-                if (!ImageIO.write(image, "png", out)) {
-                    throw new IOException("no PNG writer in this Java runtime");
-                }
-            }
-            Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(partial);
-        }
+        return chart;
     }
 }

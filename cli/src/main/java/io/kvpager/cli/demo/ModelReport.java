@@ -12,20 +12,20 @@ import java.util.Map;
  * @param tokens output tokens decoded
  * @param allocs allocation calls
  * @param misses allocation misses by reason, GPU-share refusals apart from the model's own limit
- * @param preemptions requests preempted (after a miss or a failure)
+ * @param preemptions requests preempted (after a miss, a failure or a reclaim)
  * @param p50Micros median allocation latency
  * @param p99Micros 99th-percentile allocation latency
  * @param maps page ids mapped
  * @param unmaps page ids unmapped
  * @param peakBytes most GPU memory held at once, all ranks
  * @param meanBytes time-weighted mean of GPU memory held
- * @param staticRefusedAllocs allocations served here that a static split would have refused
- * @param staticRefusedRequests requests with at least one such allocation
  * @param failures failed calls by failure code (a healthy run has none)
+ * @param service time to first token, time per output token and the targets met
+ * @param reclaims what the cache asked this model's engine to give back and what it waited for
  */
 public record ModelReport(ModelProfile model, long arrived, long served, long unfinished, long tokens, long allocs, Map<DemoMiss, Long> misses,
         long preemptions, double p50Micros, double p99Micros, long maps, long unmaps, long peakBytes, long meanBytes,
-        long staticRefusedAllocs, int staticRefusedRequests, Map<String, Long> failures) {
+        Map<String, Long> failures, Service service, Reclaims reclaims) {
 
     public ModelReport {
         misses = Map.copyOf(misses);
@@ -38,5 +38,38 @@ public record ModelReport(ModelProfile model, long arrived, long served, long un
 
     public long totalFailures() {
         return failures.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /** Share of the arrived requests that finished meeting both service targets; NaN when none arrived. */
+    public double sloAttainment() {
+        return arrived == 0 ? Double.NaN : (double) service.metTargets() / arrived;
+    }
+
+    /**
+     * What the requests saw, in ms (NaN when no request had one).
+     *
+     * @param firstTokens requests that got their first output token
+     * @param ttftP50Ms median time to first token (arrival to first decode step), over those requests
+     * @param ttftP99Ms its 99th percentile
+     * @param tpotP99Ms 99th percentile of the time per output token over finished requests
+     * @param metTargets finished requests that met both targets
+     */
+    public record Service(long firstTokens, double ttftP50Ms, double ttftP99Ms, double tpotP99Ms, long metTargets) {
+    }
+
+    /**
+     * Reclaims of one model's cache.
+     *
+     * @param asked reclaims the engine was asked
+     * @param blocksAsked blocks asked for over them
+     * @param preemptions requests the engine preempted to answer them
+     * @param timesCapped times the cache was capped at its guarantee for missing a deadline
+     * @param waits allocations served after a reclaim
+     * @param waitP50Ms median of their refusal-to-answer time ({@code Allocation.reclaimWaitNanos})
+     * @param waitP99Ms its 99th percentile
+     * @param guaranteeBytes the cache's guaranteed share at the end of the run; -1 when not known
+     */
+    public record Reclaims(long asked, long blocksAsked, long preemptions, long timesCapped, long waits, double waitP50Ms,
+            double waitP99Ms, long guaranteeBytes) {
     }
 }

@@ -5,17 +5,20 @@ import io.kvpager.FailureCode;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
+import io.kvpager.cache.Reclaim;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,6 +29,18 @@ import org.slf4j.LoggerFactory;
  * prefill chunk, or one decoded token: a new block every {@code blockTokens} tokens), and frees
  * the blocks of requests that finished. A miss preempts the request that missed: its blocks are
  * freed and it is retried a few steps later.
+ *
+ * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
+ * at the start of the next step, before admission: the engine preempts running requests until it
+ * has freed the blocks asked for (or all it holds), choosing them by page so that whole pages
+ * empty and their memory goes back ({@link #reclaimVictims}); they wait {@link #RETRY_STEPS}
+ * steps, like a request preempted by a miss.
+ * Until the reclaim's deadline the engine admits no request (running ones go on decoding), so that
+ * the blocks it freed are not taken straight back and their pages can empty and be unmapped.
+ *
+ * <p>Each request's time to first token (arrival to the decode step that produced its first output
+ * token) and, once finished, its time per output token (first token to last, over the tokens after
+ * the first) are measured on the run's clock and checked against the {@link ServiceTargets}.
  *
  * <p>Confined to one Vert.x context: every future the cache returns is brought back onto it
  * before the engine's state is touched.
@@ -47,11 +62,17 @@ final class ModelServer {
     private final KvCache cache;
     private final Context context;
     private final long stepMs;
-    private final StaticSplit staticSplit;
+    /** Blocks in one page id: block {@code b} lies in page {@code b / blocksPerPage}. */
+    private final int blocksPerPage;
+    private final LongSupplier clockMs;
+    private final ServiceTargets targets;
     private final ArrayDeque<TraceRequest> arrivals;
     private final ArrayDeque<ServedRequest> waiting = new ArrayDeque<>();
     private final List<ServedRequest> running = new ArrayList<>();
     private final LatencyRecorder allocLatency = new LatencyRecorder();
+    private final LatencyRecorder ttft = new LatencyRecorder();
+    private final LatencyRecorder tpot = new LatencyRecorder();
+    private final LatencyRecorder reclaimWait = new LatencyRecorder();
     private final Map<DemoMiss, Long> misses = new EnumMap<>(DemoMiss.class);
     private final Map<String, Long> failures = new TreeMap<>();
     private long openFence = -1;
@@ -62,22 +83,124 @@ final class ModelServer {
     private long preemptions;
     private long blocksHeld;
     private long unfinished;
+    private long metTargets;
+    private long reclaims;
+    private long reclaimBlocksAsked;
+    private long reclaimPreemptions;
+    private long reclaimBlocksFreed;
+    /** Blocks asked for by reclaims not yet answered; answered at the start of the next step. */
+    private long reclaimPending;
+    /** The latest deadline of the reclaims asked, ms from when asked. */
+    private long reclaimDeadlineMs;
+    /** Until when (run's clock, ms) no request is admitted after a reclaim: the freed blocks stay free. */
+    private long admitHeldUntilMs = -1;
     /** GPU kernels over each step's live sequences; the step's fence retires once they finished. */
     private BatchKernels kernels = BatchKernels.NONE;
     private Future<Void> kernelsDone = Future.succeededFuture();
 
-    ModelServer(ModelProfile model, KvCache cache, Context context, long stepMs, List<TraceRequest> arrivals, StaticSplit staticSplit) {
+    /**
+     * @param clockMs the run's clock, ms from its start: arrivals and latencies are measured on it
+     */
+    ModelServer(ModelProfile model, KvCache cache, Context context, long stepMs, int blocksPerPage, List<TraceRequest> arrivals,
+            LongSupplier clockMs, ServiceTargets targets) {
+        if (blocksPerPage < 1) {
+            throw new IllegalArgumentException("a page holds at least one block, got " + blocksPerPage);
+        }
+        this.blocksPerPage = blocksPerPage;
         this.model = model;
         this.cache = cache;
         this.context = context;
         this.stepMs = stepMs;
         this.arrivals = new ArrayDeque<>(arrivals);
-        this.staticSplit = staticSplit;
+        this.clockMs = clockMs;
+        this.targets = targets;
     }
 
-    /** One decode step at {@code nowMs} from the start of the run; completes when the batch is scheduled. */
-    Future<Void> step(long nowMs) {
+    /** Takes the cache's reclaims from now on; call on the engine's context. */
+    void answerReclaims() {
+        cache.reclaimHandler(this::reclaimAsked);
+    }
+
+    private void reclaimAsked(Reclaim reclaim) {
+        if (Vertx.currentContext() != context) {
+            context.runOnContext(v -> reclaimAsked(reclaim));
+            return;
+        }
+        reclaims++;
+        reclaimBlocksAsked += reclaim.blocks();
+        reclaimPending += reclaim.blocks();
+        reclaimDeadlineMs = Math.max(reclaimDeadlineMs, reclaim.deadlineMs());
+    }
+
+    /**
+     * The requests to preempt to free {@code blocks} blocks in whole pages: the engine's pages are
+     * taken emptiest first (the fewest of its blocks; the cache's best-fit allocator fills the
+     * fullest pages first, so these are the ones closest to empty), and every request holding a
+     * block in one is preempted, latest arrival first within a page, until enough blocks are freed.
+     * A page empties, and its memory goes back to the GPU, only once every block in it is free.
+     */
+    private List<ServedRequest> reclaimVictims(long blocks) {
+        Map<Integer, List<ServedRequest>> byPage = new TreeMap<>();
+        Map<Integer, Integer> usedInPage = new TreeMap<>();
+        List<ServedRequest> latestFirst = new ArrayList<>(running);
+        latestFirst.sort(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()).reversed());
+        for (ServedRequest request : latestFirst) {
+            for (int block : request.blocks()) {
+                int page = block / blocksPerPage;
+                usedInPage.merge(page, 1, Integer::sum);
+                List<ServedRequest> holders = byPage.computeIfAbsent(page, p -> new ArrayList<>());
+                if (holders.isEmpty() || holders.getLast() != request) {
+                    holders.add(request);
+                }
+            }
+        }
+        List<Integer> pages = new ArrayList<>(usedInPage.keySet());
+        pages.sort(Comparator.comparingInt((Integer p) -> usedInPage.get(p)).thenComparing(Comparator.<Integer>reverseOrder()));
+        java.util.LinkedHashSet<ServedRequest> victims = new java.util.LinkedHashSet<>();
+        long freed = 0;
+        for (int page : pages) {
+            if (freed >= blocks) {
+                break;
+            }
+            for (ServedRequest request : byPage.get(page)) {
+                if (victims.add(request)) {
+                    freed += request.blockCount();
+                }
+            }
+        }
+        return List.copyOf(victims);
+    }
+
+    /** Preempts the requests {@link #reclaimVictims} picks until the pending reclaims' blocks are freed. */
+    private Future<Void> answerPendingReclaims(long nowMs) {
+        if (reclaimPending == 0) {
+            return Future.succeededFuture();
+        }
+        List<Future<Void>> frees = new ArrayList<>();
+        for (ServedRequest victim : reclaimVictims(reclaimPending)) {
+            int held = victim.blockCount();
+            reclaimPending -= held;
+            reclaimBlocksFreed += held;
+            reclaimPreemptions++;
+            frees.add(preempt(victim, nowMs));
+        }
+        // what could not be freed now (the engine holds less) is not owed later
+        reclaimPending = 0;
+        // admitting now would take the freed blocks straight back: hold admission until the deadline
+        admitHeldUntilMs = nowMs + reclaimDeadlineMs;
+        reclaimDeadlineMs = 0;
+        return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
+    }
+
+    /** One decode step, ticked at {@code tickMs} from the start of the run; completes when the batch is scheduled. */
+    Future<Void> step(long tickMs) {
+        long[] now = {tickMs};
         return kernelsDone.compose(v -> retireOpenFence()).compose(v -> {
+            // the previous step's kernels may have run past the tick: admit what arrived until now
+            now[0] = Math.max(tickMs, clockMs.getAsLong());
+            return answerPendingReclaims(now[0]);
+        }).compose(v -> {
+            long nowMs = now[0];
             admit(nowMs);
             openFence = cache.fence();
             List<Future<Void>> work = new ArrayList<>();
@@ -144,6 +267,9 @@ final class ModelServer {
             waiting.add(new ServedRequest(arrivals.poll()));
             arrived++;
         }
+        if (nowMs < admitHeldUntilMs) {
+            return;
+        }
         Iterator<ServedRequest> queue = waiting.iterator();
         while (queue.hasNext() && running.size() < MAX_BATCH) {
             ServedRequest request = queue.next();
@@ -169,7 +295,9 @@ final class ModelServer {
                 return preempt(request, nowMs);
             }
             blocksHeld += allocation.size();
-            staticSplit.served(request.trace.id(), blocksHeld);
+            if (allocation.reclaimWaitNanos() > 0) {
+                reclaimWait.record(allocation.reclaimWaitNanos());
+            }
             return advance(request, tokensNow, allocation.blocks());
         });
     }
@@ -179,12 +307,25 @@ final class ModelServer {
         request.advance(tokensNow, newBlocks);
         if (decoding) {
             tokens++;
+            if (request.generated() == 1) {
+                request.firstTokenMs = clockMs.getAsLong();
+                ttft.record(millisToNanos(request.firstTokenMs - request.trace.arrivalMs()));
+            }
         }
         if (!request.finished()) {
             return Future.succeededFuture();
         }
         running.remove(request);
         served++;
+        long firstMs = request.firstTokenMs - request.trace.arrivalMs();
+        double perTokenMs = request.trace.outputTokens() <= 1 ? 0
+                : (clockMs.getAsLong() - request.firstTokenMs) / (double) (request.trace.outputTokens() - 1);
+        if (request.trace.outputTokens() > 1) {
+            tpot.record(Math.round(perTokenMs * 1_000_000));
+        }
+        if (targets.met(firstMs, perTokenMs)) {
+            metTargets++;
+        }
         return free(request, request.release());
     }
 
@@ -193,6 +334,10 @@ final class ModelServer {
         running.remove(request);
         waiting.addFirst(request);
         return free(request, request.preempt(nowMs + RETRY_STEPS * stepMs));
+    }
+
+    private static long millisToNanos(long ms) {
+        return Math.max(0, ms) * 1_000_000;
     }
 
     private Future<Void> free(ServedRequest request, int[] blocks) {
@@ -293,7 +438,41 @@ final class ModelServer {
         return allocLatency;
     }
 
-    StaticSplit staticSplit() {
-        return staticSplit;
+    /** Times to first token of the requests that had one, arrival to first decode step. */
+    LatencyRecorder ttft() {
+        return ttft;
+    }
+
+    /** Times per output token of the finished requests of more than one output token. */
+    LatencyRecorder tpot() {
+        return tpot;
+    }
+
+    /** Finished requests that met both service targets. */
+    long metTargets() {
+        return metTargets;
+    }
+
+    /** Reclaims the cache asked of this engine. */
+    long reclaims() {
+        return reclaims;
+    }
+
+    long reclaimBlocksAsked() {
+        return reclaimBlocksAsked;
+    }
+
+    long reclaimBlocksFreed() {
+        return reclaimBlocksFreed;
+    }
+
+    /** Requests preempted to answer a reclaim (also counted in {@link #preemptions}). */
+    long reclaimPreemptions() {
+        return reclaimPreemptions;
+    }
+
+    /** For each allocation served after a reclaim: its refusal to its answer ({@code Allocation.reclaimWaitNanos}). */
+    LatencyRecorder reclaimWait() {
+        return reclaimWait;
     }
 }

@@ -17,6 +17,8 @@ final class ServedRequest {
     private int generated;
     private int preemptions;
     private long retryAtMs;
+    /** When its first output token was decoded, ms from the start of the run; -1 before. */
+    long firstTokenMs = -1;
 
     ServedRequest(TraceRequest trace) {
         this.trace = trace;

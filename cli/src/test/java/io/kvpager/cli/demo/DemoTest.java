@@ -51,15 +51,54 @@ class DemoTest {
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.err()).doesNotContain("invariant broken");
         assertThat(run.out())
-                .contains("2 models sharing sim GPU 0 (8.0 GiB), tp 2 each, 3 s, seed 3")
+                .contains("2 models sharing sim GPU 0 (8.0 GiB), tp 2 each, 3 s, seed 3, policy arbitrated")
+                .contains("trace: preset steady-bursts")
+                .contains("service targets: time to first token <= 1000 ms and time per output token <= 100 ms")
                 .containsPattern("\\n7b\\s+[1-9]\\d*/\\d+\\s")
                 .containsPattern("\\n70b\\s+[1-9]\\d*/\\d+\\s")
-                .contains("a static split (4.0 GiB per model) would have refused at least")
+                .doesNotContain("would have refused")
+                .contains("no sample over-granted")
+                .contains("decode attention modelled on the simulated GPU")
                 .contains("trace of seed 3: ")
                 .contains("invariants held: every model served")
                 .contains("chart: " + chart.toAbsolutePath());
         assertThat(run.out().indexOf("invariants held")).isLessThan(run.out().indexOf("chart: "));
         assertThat(chart).isNotEmptyFile();
+    }
+
+    /** --compare: the same trace under every policy, each run keeping its invariants, then one comparison. */
+    @Test
+    void aShortComparisonRunsEveryPolicyAndKeepsEachRunsInvariants() {
+        Path chart = dir.resolve("compare.png");
+        Run run = demo("--compare", "--duration", "2s", "--models", "7b,70b", "--capacity", "8GiB", "--seed", "3",
+                "--trace-preset", "overlapping", "--out", chart.toString());
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.err()).doesNotContain("invariant broken");
+        String out = run.out();
+        for (SharingPolicy policy : SharingPolicy.values()) {
+            assertThat(out).contains("tp 2 each, 2 s, seed 3, policy " + policy.flag() + ": ");
+            for (String model : new String[] {"7b", "70b", "all"}) {
+                assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+" + model + "\\s+\\d+/\\d+\\s+\\d+\\s");
+            }
+            assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+all\\s.*\\snone\\s+held\\n");
+        }
+        assertThat(out).contains("comparison: the same trace under 3 policies, one after another (overlapping, sim GPU, tp 2, 2 s, seed 3")
+                .contains("arbitrated / static (").contains("arbitrated / first-come (")
+                .containsPattern("measured: arbitrated served [\\d,]+ tokens, SLO met by [\\d.]+% of requests; static [\\d,]+ tokens \\([\\d.-]+x\\)")
+                .contains("chart: " + chart.toAbsolutePath());
+        assertThat(out.indexOf("comparison:")).isGreaterThan(out.lastIndexOf("invariants held"));
+        assertThat(chart).isNotEmptyFile();
+    }
+
+    @Test
+    void theBundledTraceIsReplayedAndSaysHow() {
+        Run run = demo("--trace", "azure-conv", "--policy", "first-come", "--duration", "6s", "--models", "7b,70b", "--capacity", "8GiB",
+                "--out", dir.resolve("azure.png").toString());
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out()).contains("policy first-come")
+                .contains("trace: azure-conv (Azure LLM inference trace 2023, conversation service): 19,366 requests over 58.4 min; "
+                        + "each model replays one of 2 consecutive slices, compressed 291.8x into 6 s")
+                .contains("invariants held");
     }
 
     @Test

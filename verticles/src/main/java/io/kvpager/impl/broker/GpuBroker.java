@@ -32,6 +32,9 @@ import java.util.function.Predicate;
  * owner.) In a Vert.x that is not clustered the maps are local to the process, which is all that
  * caches sharing a simulated GPU in one process need.
  *
+ * <p>The record also carries each pool's guarantee, its cap and its wait for reclaimed memory; what
+ * they allow is decided by {@link ShareArbiter} on the value just read, in the same compare-and-set.
+ *
  * <p>Use one broker from one context.
  */
 public final class GpuBroker {
@@ -113,10 +116,23 @@ public final class GpuBroker {
      * when the other pools leave less than that free.
      */
     public Future<Boolean> claim(String pool, Owner owner, long bytes) {
+        return claim(pool, owner, bytes, Guarantee.SPLIT);
+    }
+
+    /**
+     * As {@link #claim(String, Owner, long)}, recording the guarantee the pool asks
+     * ({@link ShareArbiter}). Fails with an {@link IllegalArgumentException}, changing nothing, when
+     * the guarantees asked on this GPU would add up to more than its capacity.
+     */
+    public Future<Boolean> claim(String pool, Owner owner, long bytes, Guarantee guarantee) {
         if (bytes < 0) {
             return badBytes(bytes);
         }
         return update(now -> {
+            String refused = ShareArbiter.refusesAsk(now, capacityBytes, pool, guarantee);
+            if (refused != null) {
+                throw new IllegalArgumentException("gpu " + gpu + ": " + refused);
+            }
             if (bytes > capacityBytes - now.others(pool)) {
                 return Step.done(false);
             }
@@ -125,7 +141,7 @@ public final class GpuBroker {
                 log.info("gpu {}: pool {} passes from owner {} to owner {}: its share of {} bytes is replaced by {}",
                         gpu, pool, before.owner(), owner, before.bytes(), bytes);
             }
-            return Step.write(now.with(pool, owner, bytes), true);
+            return Step.write(now.with(pool, new GpuShares.Share(owner, bytes, guarantee, false)), true);
         });
     }
 
@@ -138,6 +154,14 @@ public final class GpuBroker {
      * {@link ShareTakenOver}.
      */
     public Future<Long> lease(String pool, Owner owner, long least, long most) {
+        return lease(pool, owner, least, most, false);
+    }
+
+    /**
+     * As {@link #lease(String, Owner, long, long)}; growth beyond the pool's guarantee is refused
+     * while it is capped, or {@code restrained} (giving memory back): see {@link ShareArbiter#most}.
+     */
+    public Future<Long> lease(String pool, Owner owner, long least, long most, boolean restrained) {
         if (least < 0) {
             return badBytes(least);
         }
@@ -149,7 +173,8 @@ public final class GpuBroker {
             if (own != null && !own.owner().equals(owner)) {
                 throw new ShareTakenOver(gpu, pool, owner, own.owner());
             }
-            long free = capacityBytes - now.others(pool);
+            long nowMs = System.currentTimeMillis();
+            long free = ShareArbiter.most(now, capacityBytes, pool, restrained, nowMs);
             if (least > free) {
                 return Step.done(-1L);
             }
@@ -157,7 +182,18 @@ public final class GpuBroker {
             if (own == null && least > 0) {
                 log.warn("gpu {}: the share of pool {} (owner {}) was gone; taking {} bytes afresh", gpu, pool, owner, bytes);
             }
-            return own != null && own.bytes() == bytes ? Step.done(bytes) : Step.write(now.with(pool, owner, bytes), bytes);
+            if (own != null && own.bytes() == bytes) {
+                return Step.done(bytes);
+            }
+            GpuShares next = ShareArbiter.settle(now.with(pool, owner, bytes), capacityBytes, pool);
+            if (own != null && bytes > own.bytes() && own.waitingUntilMs() != 0) {
+                // grown: the wait is over
+                next = ShareArbiter.waiting(next, pool, 0);
+            }
+            if (own != null && own.capped() && !next.of(pool).capped()) {
+                log.info("gpu {}: pool {} is within its guarantee again; its cap is lifted", gpu, pool);
+            }
+            return Step.write(next, bytes);
         });
     }
 
@@ -190,6 +226,34 @@ public final class GpuBroker {
             if (!removed.shares().isEmpty()) {
                 log.info("gpu {}: removed the shares of departed owners, {} bytes: {}", gpu, removed.total(), removed.shares());
             }
+        });
+    }
+
+    /**
+     * Caps {@code pool} at its guarantee ({@link ShareArbiter}) unless {@code gaveBack} finds that it
+     * has given back since, judged on shares just read: completes with whether it is capped now.
+     */
+    Future<Boolean> capUnless(String pool, java.util.function.Predicate<GpuShares> gaveBack) {
+        return update(now -> {
+            GpuShares.Share own = now.of(pool);
+            if (own == null || own.capped() || gaveBack.test(now)) {
+                return Step.done(own != null && own.capped());
+            }
+            return Step.write(ShareArbiter.cap(now, pool), true);
+        });
+    }
+
+    /**
+     * Marks {@code pool} (of {@code owner}) as waiting for reclaimed memory until {@code untilMs}, wall
+     * clock, or no longer ({@code 0}): meanwhile no other pool grows beyond its guarantee.
+     */
+    Future<Void> waiting(String pool, Owner owner, long untilMs) {
+        return update(now -> {
+            GpuShares.Share own = now.of(pool);
+            if (own == null || !own.owner().equals(owner) || own.waitingUntilMs() == untilMs) {
+                return Step.done((Void) null);
+            }
+            return Step.write(ShareArbiter.waiting(now, pool, untilMs), (Void) null);
         });
     }
 

@@ -50,6 +50,13 @@ final class GpuLease {
     private long idleTimer = -1;
     private boolean closed;
     private long brokerCalls;
+    /** While giving memory back: the lease grows no further than the pool's guarantee, and its surplus goes back at once. */
+    private long restrainedUntilNanos = System.nanoTime();
+    /** While a reclaim this pool asked for is pending here: its refused allocations wait for it instead of asking again. */
+    private long reclaimingUntilNanos = System.nanoTime();
+    private long reclaimsAsked;
+    private long reclaimBlocksAsked;
+    private long timesCapped;
     /** The last call to the broker; the next waits for it. */
     private Future<?> queue = Future.succeededFuture();
 
@@ -122,7 +129,7 @@ final class GpuLease {
             noteDemand(bytes);
             long least = held;
             long most = least + Math.min(recentDemand(), mostSurplus);
-            return broker.lease(pool, owner, least, most).transform(ar -> {
+            return broker.lease(pool, owner, least, most, restrained()).transform(ar -> {
                 if (ar.succeeded() && ar.result() >= least) {
                     leased = ar.result();
                     armIdle();
@@ -142,10 +149,52 @@ final class GpuLease {
                     held, bytes);
             held = 0;
         }
-        if (leased - held > mostSurplus) {
+        if (restrained()) {
+            shrinkTo(held);
+        } else if (leased - held > mostSurplus) {
             shrinkTo(held + Math.min(recentDemand(), mostSurplus));
         }
         armIdle();
+    }
+
+    /** Gives memory back for {@code ms}: no growth beyond the guarantee, every byte freed goes back to the broker at once. */
+    void restrainFor(long ms) {
+        restrainedUntilNanos = Math.max(restrainedUntilNanos, System.nanoTime() + ms * 1_000_000);
+    }
+
+    boolean restrained() {
+        return System.nanoTime() - restrainedUntilNanos < 0;
+    }
+
+    /** A reclaim this pool asked for is pending here until {@code untilNanos}. */
+    void reclaimingUntil(long untilNanos) {
+        reclaimingUntilNanos = untilNanos;
+    }
+
+    /** When the reclaim pending here ends, or a time past when none is. */
+    long reclaimingUntil() {
+        return reclaimingUntilNanos;
+    }
+
+    void countReclaim(long blocks) {
+        reclaimsAsked++;
+        reclaimBlocksAsked += blocks;
+    }
+
+    void countCapped() {
+        timesCapped++;
+    }
+
+    long reclaimsAsked() {
+        return reclaimsAsked;
+    }
+
+    long reclaimBlocksAsked() {
+        return reclaimBlocksAsked;
+    }
+
+    long timesCapped() {
+        return timesCapped;
     }
 
     /** Gives the lease's surplus back to the broker now: another pool wants it. Completes with the bytes given back. */

@@ -14,6 +14,7 @@ import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
+import io.kvpager.cache.Reclaim;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.PoolStats;
@@ -24,6 +25,7 @@ import io.kvpager.core.PageLedger;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
+import io.kvpager.impl.broker.Guarantee;
 import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.impl.protocol.Owner;
@@ -32,6 +34,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -87,6 +90,7 @@ public final class Coordinator {
     private final QuarantineSweep sweep;
     private final PeriodicTimer rejoinProbe;
     private final IdleHandles idle;
+    private final ReclaimSignal reclaims;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
@@ -101,6 +105,7 @@ public final class Coordinator {
         this.rejoinProbe = new PeriodicTimer(vertx);
         this.owner = Owner.next(vertx);
         this.pool = PoolRanks.of(options);
+        this.reclaims = new ReclaimSignal(vertx, pool.instance(), ((VertxInternal) vertx).createWorkerContext());
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
         JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
@@ -109,10 +114,23 @@ public final class Coordinator {
                 this::mappedPages);
         String name = "cache " + pool.instance() + " group " + pool.group();
         this.budget = new PoolBudget(vertx, name, pool.instance() + ".group" + pool.group(), owner,
-                options.geometry().bytesPerPageId());
+                options.geometry().bytesPerPageId(), Guarantee.of(options), options.getReclaimDeadlineMs());
         this.idle = new IdleHandles(vertx, fanOut, budget, Math.min(options.getIdleHandlePages(), idlePagesAllowed(options)),
                 options.getIdleHandleMs(), name);
         budget.beforeYield(idle::yieldAll);
+        budget.giveBack(new PoolBudget.GiveBack() {
+            @Override
+            public Future<Void> cheap() {
+                return (closing != null ? Future.<Void>succeededFuture() : trim()).transform(trimmed -> idle.yieldAll());
+            }
+
+            @Override
+            public long askEngine(long pages, long deadlineMs, String reason) {
+                int blocks = (int) Math.min(Integer.MAX_VALUE, pages * options.geometry().blocksPerPage());
+                reclaims.raise(new Reclaim(blocks, deadlineMs, reason));
+                return blocks;
+            }
+        });
         this.ledger = new PageLedger(options.geometry(), new FanOutMapper(fanOut, rejoin, budget, idle),
                 new ReserveMarks(options.getReserveLow(), options.getReserveHigh(), options.isAdaptiveReserve()));
         if (options.getMemoryLimitBytes() != null) {
@@ -146,6 +164,11 @@ public final class Coordinator {
 
     public PoolRanks pool() {
         return pool;
+    }
+
+    /** Where the engine is told to give memory back. */
+    ReclaimSignal reclaims() {
+        return reclaims;
     }
 
     /** The coordinator incarnation that owns the pool's tensors on every rank and its GPU shares. */
@@ -191,13 +214,14 @@ public final class Coordinator {
 
     private Future<Allocation> allocNow(int blocks) {
         CompletionStage<Allocation> stage;
+        PoolBudget.AllocWait wait = new PoolBudget.AllocWait();
         try {
-            stage = ledger.alloc(blocks);
+            stage = budget.forAlloc(wait, () -> ledger.alloc(blocks));
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
         refill.allocated();
-        return Future.fromCompletionStage(stage);
+        return Future.fromCompletionStage(stage).map(a -> wait.waitNanos() > 0 ? a.withReclaimWait(wait.waitNanos()) : a);
     }
 
     /** An allocation that a lost rank, which could not come back, keeps from being served. */
@@ -244,6 +268,14 @@ public final class Coordinator {
             releasable = ledger.free(blocks);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
+        }
+        if (budget.givingBack() && rejoin.allBack()) {
+            // the pool is giving memory back to a pool below its guarantee: pages left empty go now, the reserve's too
+            return trim().recover(e -> {
+                log.debug("cache {} group {}: giving back the pages emptied by a free failed: {}", pool.instance(), pool.group(),
+                        e.getMessage());
+                return Future.succeededFuture();
+            });
         }
         if (releasable == 0 || !rejoin.allBack() || refill.backingOff()) {
             return Future.succeededFuture();

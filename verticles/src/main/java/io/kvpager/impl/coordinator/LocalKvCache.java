@@ -6,11 +6,13 @@ import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankViews;
+import io.kvpager.cache.Reclaim;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Completable;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.PromiseInternal;
@@ -211,6 +213,12 @@ public final class LocalKvCache implements KvCache {
     @Override
     public Future<CacheStats> stats() {
         return onContext(coordinator::stats);
+    }
+
+    @Override
+    public KvCache reclaimHandler(Handler<Reclaim> handler) {
+        coordinator.reclaims().handler(handler);
+        return this;
     }
 
     @Override

@@ -44,7 +44,10 @@ public enum OptionField {
     GPUS("gpus", Kind.OBJECT),
     SIM("sim", Kind.OBJECT),
     GPU_MEMORY_PERCENT("gpuMemoryPercent", Kind.INT),
-    HANDLE_POOL("handlePool", Kind.OBJECT);
+    HANDLE_POOL("handlePool", Kind.OBJECT),
+    GUARANTEE_BYTES("guaranteeBytes", Kind.LONG),
+    GUARANTEE_PERCENT("guaranteePercent", Kind.INT),
+    RECLAIM_DEADLINE_MS("reclaimDeadlineMs", Kind.LONG);
 
     /** The JSON types an option can have. */
     public enum Kind { STRING, INT, LONG, BOOL, INT_LIST, OBJECT }

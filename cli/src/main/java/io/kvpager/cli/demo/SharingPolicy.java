@@ -1,0 +1,48 @@
+package io.kvpager.cli.demo;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * How the models of a demo run share the GPU's budget. {@code kvpager demo --compare} runs the
+ * same trace under each, one after another.
+ */
+public enum SharingPolicy {
+    /** Each model limited to an equal share of the GPU's budget, per rank, as {@code --limit} does. */
+    STATIC("static", "each model limited to budget / models (per rank: / tp), as --limit does"),
+    /** Elastic sharing without guarantees: memory goes to whoever asks first ({@code guaranteePercent 0} on every cache). */
+    FIRST_COME("first-come", "elastic, no guarantee (guaranteePercent 0 on every cache): memory goes to whoever asks first"),
+    /** Guaranteed equal shares, borrowing beyond them while memory is free, reclaim from the borrowers. */
+    ARBITRATED("arbitrated", "an equal guaranteed share each, borrowing while memory is free, reclaim from borrowers");
+
+    private final String flag;
+    private final String meaning;
+
+    SharingPolicy(String flag, String meaning) {
+        this.flag = flag;
+        this.meaning = meaning;
+    }
+
+    /** The name on the command line and in the tables. */
+    public String flag() {
+        return flag;
+    }
+
+    public String meaning() {
+        return meaning;
+    }
+
+    /** The policy called {@code name} on the command line, or an error naming the policies. */
+    public static SharingPolicy of(String name) {
+        String key = name.strip().toLowerCase(Locale.ROOT);
+        return Arrays.stream(values()).filter(p -> p.flag.equals(key)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no sharing policy '" + name + "'; policies: "
+                        + Arrays.stream(values()).map(SharingPolicy::flag).collect(Collectors.joining(", "))));
+    }
+
+    @Override
+    public String toString() {
+        return flag;
+    }
+}

@@ -1,0 +1,30 @@
+package io.kvpager.cli.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+/** The modelled attention time against the H200's measured steps (docs/sharing.md). */
+class SimAttentionTest {
+
+    private static long tokens(ModelProfile model, double mibPerStep) {
+        return Math.round(mibPerStep * (1 << 20) / model.bytesPerToken(2));
+    }
+
+    @Test
+    void modelledStepsAreWithinTenPercentOfTheH200sForTheBandwidthBoundModels() {
+        // KV MiB per step and ms per step measured by `kvpager demo --device cuda --duration 20s` on the H200
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVEN_B, 2, tokens(ModelProfile.SEVEN_B, 51515.3)) / 1e6)
+                .isCloseTo(13.375, within(13.375 * 0.10));
+        assertThat(SimAttention.stepNanos(ModelProfile.THIRTEEN_B, 2, tokens(ModelProfile.THIRTEEN_B, 45585.4)) / 1e6)
+                .isCloseTo(12.480, within(12.480 * 0.10));
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, tokens(ModelProfile.SEVENTY_B, 18338.3)) / 1e6)
+                .isCloseTo(7.431, within(7.431 * 0.10));
+    }
+
+    @Test
+    void anEmptyStepStillPaysItsLaunches() {
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 0)).isEqualTo(80 * 2 * 20_000L);
+    }
+}
