@@ -72,6 +72,9 @@ public final class KvPager implements Runnable {
         CommandLine commandLine = new CommandLine(root);
         commandLine.setParameterExceptionHandler(new UsageErrorHandler());
         commandLine.setExecutionExceptionHandler(new FailureHandler());
+        // `limit llama -5GiB`: the size reaches its converter, which says what is wrong with it,
+        // instead of being taken for an unknown option and reported as a missing SIZE
+        commandLine.getSubcommands().get("limit").setUnmatchedOptionsArePositionalParams(true);
         return commandLine;
     }
 

@@ -81,6 +81,7 @@ class CommandLineTest {
         "limit",
         "limit model-7b",
         "limit model-7b 12XB",
+        "limit model-7b -5GiB",
         "limit bad.name 1GiB",
         "limit model-7b 1GiB --revision -1",
         "status --timeout never",
@@ -113,6 +114,13 @@ class CommandLineTest {
     @Test
     void aBadSizeSaysWhatASizeLooksLike() {
         assertThat(run("limit", "model-7b", "12XB").err()).contains("'12XB' is not a size").contains("40GiB");
+    }
+
+    @Test
+    void aNegativeLimitIsAnInvalidSizeNotAMissingOne() {
+        Run run = run("limit", "llama", "-5GiB");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("'-5GiB'").doesNotContain("Missing required parameter");
     }
 
     @Test
