@@ -62,6 +62,8 @@ public final class ClusterDirectory {
                     Context context = vertx.getOrCreateContext();
                     ClusterDirectory sweeping = directory;
                     directory.membership.subscribe(context, left -> sweeping.nodeLeft(left));
+                    // the larger side of a split removed this node's entries when it counted the node gone
+                    directory.membership.subscribeDisplacement(context, why -> { }, sweeping::restoreOwn);
                 }
                 DIRECTORIES.put(vertx, directory);
                 if (vertx instanceof VertxInternal internal) {

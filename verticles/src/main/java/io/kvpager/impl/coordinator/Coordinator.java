@@ -61,6 +61,11 @@ import java.util.function.Supplier;
  * even one the reserve could serve, since a page's blocks are only usable while every rank holds
  * it. The pages' memory is drawn from the budgets of the ranks' GPUs ({@link PoolBudget}), which
  * every cache on those GPUs shares.
+ *
+ * <p>A coordinator whose node the cluster counted gone while it ran (a pause, a partition) is
+ * {@link #displace displaced}: the ranks gave its pages back, so it serves nothing from its ledger
+ * any more, and every call that would answers {@link FailureCode#DISPLACED}. The verticle then
+ * replaces it with a new incarnation ({@link CoordinatorVerticle}) and {@link #abandon abandons} it.
  */
 public final class Coordinator {
 
@@ -90,6 +95,11 @@ public final class Coordinator {
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
     private Future<Void> closing;
+    /** Why this incarnation was displaced; {@code null} while it serves. */
+    private String displaced;
+    private Runnable displacedByRank = () -> { };
+    /** The last limit change that applied or waits to, carried to the next incarnation and the cluster's records. */
+    private LimitResult lastLimit;
 
     /**
      * @param context the coordinator verticle's context, where every method must be called
@@ -102,6 +112,12 @@ public final class Coordinator {
         this.pool = PoolRanks.of(options);
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
+        fanOut.onOwnerConflict(why -> {
+            if (displaced == null && closing == null) {
+                displace(why);
+                displacedByRank.run();
+            }
+        });
         JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
                 handlePool(options)).toJson();
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
@@ -171,6 +187,9 @@ public final class Coordinator {
 
 
     public Future<Allocation> alloc(int blocks) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -235,6 +254,9 @@ public final class Coordinator {
      * pages are left to it at once.
      */
     public Future<Void> free(int[] blocks) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -273,6 +295,9 @@ public final class Coordinator {
      * any background unmap in flight, so none of them is still on its way out).
      */
     public Future<Void> retired(long id) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -308,11 +333,17 @@ public final class Coordinator {
     }
 
     private Future<LimitResult> changeLimit(Supplier<LimitResult> change) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
         try {
             LimitResult result = change.get();
+            if (result.outcome() == LimitResult.Outcome.APPLIED || result.outcome() == LimitResult.Outcome.DEFERRED) {
+                lastLimit = result;
+            }
             refill.wake();
             return Future.succeededFuture(result);
         } catch (RuntimeException e) {
@@ -326,6 +357,9 @@ public final class Coordinator {
      * reserve straight back.
      */
     public Future<Void> trim() {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -341,9 +375,9 @@ public final class Coordinator {
             for (RankReply reply : replies) {
                 ranks.add(rankStats(reply, pool.group()));
             }
-            CacheState state = closing != null ? CacheState.CLOSED : !ready.isComplete() ? CacheState.STARTING
+            CacheState state = displaced != null ? CacheState.DEGRADED : closing != null ? CacheState.CLOSED : !ready.isComplete() ? CacheState.STARTING
                     : ready.failed() ? CacheState.FAILED : CacheState.READY;
-            String reason = switch (state) {
+            String reason = displaced != null ? "displaced: owner " + owner + " " + displaced : switch (state) {
                 case CLOSED -> "the cache is closed";
                 case STARTING -> "waiting for the tensors on every rank";
                 case FAILED -> "the start failed: " + ready.cause().getMessage();
@@ -383,6 +417,68 @@ public final class Coordinator {
         return null;
     }
 
+    /**
+     * This incarnation was removed from the cluster while it ran, or a rank names a newer owner of
+     * its group: the ranks gave its pages back (or will), so from now on it serves nothing from its
+     * ledger. Stops the background work; allocations, frees, fences, limits and trims answer
+     * {@link FailureCode#DISPLACED}; {@code stats} says why. Once only; nothing after a close.
+     */
+    public void displace(String why) {
+        if (displaced != null || closing != null) {
+            return;
+        }
+        displaced = why;
+        refill.stop();
+        sweep.stop();
+        idle.stop();
+        rejoinProbe.stop();
+        log.warn("cache {} group {}: owner {} was displaced ({}); it serves nothing from its ledger ({} blocks in use are gone)"
+                + " and answers DISPLACED until a new incarnation serves", pool.instance(), pool.group(), owner, why,
+                ledger.stats().usedBlocks());
+    }
+
+    /** Runs {@code then} after a rank's 409 displaced this incarnation: the rank is reachable, a new one can start. */
+    public void onDisplacedByRank(Runnable then) {
+        this.displacedByRank = then;
+    }
+
+    /** Why this incarnation was displaced, or {@code null} while it serves. */
+    public String displacedBecause() {
+        return displaced;
+    }
+
+    /** The last limit change that applied or waits to apply, or {@code null} when none was made at run time. */
+    public LimitResult lastLimit() {
+        return lastLimit;
+    }
+
+    /**
+     * Gives a displaced incarnation up without touching the ranks: its successor's create-tensors
+     * reclaims whatever they still hold of it. Gives back what is left of its GPU shares (a share
+     * the successor claimed stays) and stops following the membership.
+     */
+    public Future<Void> abandon() {
+        if (closing != null) {
+            return closing;
+        }
+        Promise<Void> promise = Promise.promise();
+        closing = promise.future();
+        refill.stop();
+        sweep.stop();
+        idle.stop();
+        rejoinProbe.stop();
+        if (ready != null) {
+            tensorStart.cancel();
+        }
+        budget.close().andThen(closed -> nodes.close()).onComplete(promise);
+        return closing;
+    }
+
+    private KvPagerException displacedFailure() {
+        return new KvPagerException(FailureCode.DISPLACED, "cache " + pool.instance() + " group " + pool.group() + ": owner " + owner
+                + " was displaced (" + displaced + "); every block it allocated is gone");
+    }
+
     /** The ledger, for {@link CoordinatorView}; call only on the context. */
     PageLedger ledger() {
         return ledger;
@@ -400,6 +496,9 @@ public final class Coordinator {
      * the close, after everything else is done.
      */
     public Future<Void> close() {
+        if (displaced != null) {
+            return abandon();
+        }
         if (closing != null) {
             return closing;
         }
