@@ -84,13 +84,15 @@ class PauseTest {
         long resumed = System.nanoTime();
 
         // one cluster again, the coordinator a new owner that serves, everything agreeing
-        coordinator.awaitLine("was displaced", HEAL);
+        String displaced = coordinator.awaitLine("was displaced", HEAL);
         await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
         long mergedMs = (System.nanoTime() - resumed) / 1_000_000;
         Duration firstAlloc = cache.untilAllocates(HEAL);
         long servedMs = (System.nanoTime() - resumed) / 1_000_000;
         System.out.printf("coordinator resumed: one cluster %d ms after SIGCONT, first alloc served %d ms after it (%d ms of tries)%n",
                 mergedMs, servedMs, firstAlloc.toMillis());
+        System.out.println("coordinator said: " + displaced);
+        System.out.println("coordinator said: " + coordinator.awaitLine("back as owner", HEAL));
         String after = cache.ownerOn(0);
         assertThat(after).isNotNull().isNotEqualTo(before);
         assertThat(cache.ownerOn(1)).isEqualTo(after);
@@ -100,7 +102,7 @@ class PauseTest {
         }
         await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
         JsonObject stats = await(cache.cacheStats());
-        assertThat(stats.getString("state")).isEqualTo("READY");
+        assertThat(stats.getString("state")).isEqualTo("ready");
         JsonArray gpus = stats.getJsonArray("gpus");
         assertThat(gpus).isNotEmpty();
         for (int i = 0; i < gpus.size(); i++) {

@@ -91,6 +91,7 @@ public final class Coordinator {
     private final QuarantineSweep sweep;
     private final PeriodicTimer rejoinProbe;
     private final IdleHandles idle;
+    private final InstanceLimits limits;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
@@ -138,6 +139,7 @@ public final class Coordinator {
                 options.getTensorsPollMs(), true);
         this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(), name,
                 Coordinator::asKvPagerException);
+        this.limits = new InstanceLimits(vertx, pool.instance(), pool.group());
         this.sweep = new QuarantineSweep(vertx, ledger, fanOut, budget, options.getRefillIntervalMs(), name);
     }
 
@@ -173,7 +175,8 @@ public final class Coordinator {
         if (ready != null) {
             return ready;
         }
-        ready = tensorStart.run().compose(created -> closing != null ? Future.succeededFuture() : budget.open(tensorStart.created()));
+        ready = tensorStart.run().compose(created -> closing != null ? Future.succeededFuture() : budget.open(tensorStart.created()))
+                .compose(opened -> applyLastLimit());
         ready.onSuccess(v -> {
             if (closing == null) {
                 refill.start();
@@ -185,6 +188,30 @@ public final class Coordinator {
         return ready;
     }
 
+
+    /**
+     * In a cluster, the last limit set at run time on this cache, kept with the instance, applies
+     * to this coordinator too when its revision is above the one in force (the options' limit is
+     * revision 0). The records failing to answer leaves the limit as it is, with a warning.
+     */
+    private Future<Void> applyLastLimit() {
+        if (!limits.kept() || closing != null) {
+            return Future.succeededFuture();
+        }
+        return limits.last().transform(read -> {
+            if (read.failed()) {
+                log.warn("cache {} group {}: the last limit kept with the instance could not be read: {}", pool.instance(),
+                        pool.group(), read.cause().getMessage());
+            } else if (read.result() != null && read.result().revision() > ledger.stats().limitRevision()) {
+                LimitResult last = read.result();
+                LimitResult applied = ledger.setLimit(last.limitBytes(), last.revision());
+                lastLimit = applied;
+                log.info("cache {} group {}: applies the last limit set on the instance, {} bytes per rank (revision {}): {}",
+                        pool.instance(), pool.group(), last.limitBytes(), last.revision(), applied.outcome());
+            }
+            return Future.succeededFuture();
+        });
+    }
 
     public Future<Allocation> alloc(int blocks) {
         if (displaced != null) {
@@ -343,6 +370,17 @@ public final class Coordinator {
             LimitResult result = change.get();
             if (result.outcome() == LimitResult.Outcome.APPLIED || result.outcome() == LimitResult.Outcome.DEFERRED) {
                 lastLimit = result;
+                if (limits.kept()) {
+                    // kept with the instance before the answer, so that a restart right after applies it
+                    refill.wake();
+                    return limits.record(result).transform(kept -> {
+                        if (kept.failed()) {
+                            log.warn("cache {} group {}: limit revision {} applies here but was not kept with the instance: {}",
+                                    pool.instance(), pool.group(), result.revision(), kept.cause().getMessage());
+                        }
+                        return Future.succeededFuture(result);
+                    });
+                }
             }
             refill.wake();
             return Future.succeededFuture(result);
