@@ -52,6 +52,7 @@ public final class ClusterMembership {
     /** Members that said they are leaving and are still in the cluster manager's list. */
     private final Set<String> leaving = ConcurrentHashMap.newKeySet();
     private final List<DisplacementSubscriber> displacementSubscribers = new CopyOnWriteArrayList<>();
+    private final List<Subscriber> changeSubscribers = new CopyOnWriteArrayList<>();
     /** Why this node was displaced, while it has not rejoined yet; {@code null} otherwise. */
     private volatile String displacedBecause;
 
@@ -88,6 +89,7 @@ public final class ClusterMembership {
             @Override
             public void nodeAdded(String nodeId) {
                 log.debug("node {} joined the cluster", nodeId);
+                notifyChanged(nodeId);
             }
 
             @Override
@@ -98,6 +100,7 @@ public final class ClusterMembership {
                 }
                 log.info("node {} left the cluster", nodeId);
                 notifyLeft(nodeId);
+                notifyChanged(nodeId);
             }
         };
     }
@@ -112,6 +115,22 @@ public final class ClusterMembership {
             log.info("node {} is leaving the cluster", nodeId);
             notifyLeft(nodeId);
         }
+    }
+
+    private void notifyChanged(String nodeId) {
+        for (Subscriber s : changeSubscribers) {
+            s.context.runOnContext(v -> s.onLeft.accept(nodeId));
+        }
+    }
+
+    /**
+     * Calls {@code onChange} on {@code context} after each member joins or leaves the cluster
+     * (a leaving member once it has gone), until the returned handle is run.
+     */
+    public Runnable subscribeChanges(Context context, Runnable onChange) {
+        Subscriber subscriber = new Subscriber(context, node -> onChange.run());
+        changeSubscribers.add(subscriber);
+        return () -> changeSubscribers.remove(subscriber);
     }
 
     private void notifyLeft(String nodeId) {
