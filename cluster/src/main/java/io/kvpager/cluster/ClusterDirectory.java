@@ -103,6 +103,19 @@ public final class ClusterDirectory {
         return workers().compose(m -> m.put(worker.key(), value)).onSuccess(v -> ownWorkers.put(worker.key(), value));
     }
 
+    /**
+     * The instances this node registered a coordinator or a worker of, sorted: what it can name
+     * without reading the cluster's maps (which wait while a member that owns their partitions is
+     * paused).
+     */
+    public List<String> ownInstanceNames() {
+        java.util.Set<String> names = new java.util.TreeSet<>(ownInstances.keySet());
+        for (String worker : ownWorkers.values()) {
+            names.add(RegisteredWorker.fromJson(new JsonObject(worker)).instance());
+        }
+        return List.copyOf(names);
+    }
+
     /** Every coordinated instance, sorted by name. */
     public Future<List<String>> coordinated() {
         return instances().compose(AsyncMap::keys).map(keys -> keys.stream().sorted().toList());

@@ -12,6 +12,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The cluster's status and limits over HTTP, served by every clustered node on its metrics port,
@@ -64,9 +65,17 @@ public final class ClusterAdmin {
             return;
         }
         List<String> named = context.queryParams().getAll("instance");
-        Future<List<String>> names = named.isEmpty() ? new InstanceDirectory(vertx).instances() : Future.succeededFuture(named);
-        Future<List<InstanceStatus>> status = names.compose(new CoordinatorClient(vertx, waitMs(context))::status);
-        Future<List<RegisteredWorker>> uncoordinated = ClusterDirectory.of(vertx).workersWithoutCoordinator();
+        long wait = waitMs(context);
+        // the directory's maps wait while a member that owns their partitions is paused, until the
+        // cluster removes it: the directory gets part of the wait, then this node names what it serves itself
+        long directoryWait = Math.max(1, wait * 2 / 5);
+        ClusterDirectory directory = ClusterDirectory.of(vertx);
+        Future<List<String>> names = named.isEmpty() ? new InstanceDirectory(vertx).instances()
+                .timeout(directoryWait, TimeUnit.MILLISECONDS).otherwise(e -> directory.ownInstanceNames())
+                : Future.succeededFuture(named);
+        Future<List<InstanceStatus>> status = names.compose(new CoordinatorClient(vertx, Math.max(1, wait - directoryWait))::status);
+        Future<List<RegisteredWorker>> uncoordinated = directory.workersWithoutCoordinator()
+                .timeout(directoryWait, TimeUnit.MILLISECONDS).otherwise(e -> List.of());
         Future.all(status, uncoordinated).onComplete(ar -> {
             if (ar.failed()) {
                 reply(context, 502, new JsonObject().put("error", String.valueOf(ar.cause().getMessage())));
