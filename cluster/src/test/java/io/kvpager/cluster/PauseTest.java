@@ -29,6 +29,8 @@ import static org.awaitility.Awaitility.await;
  * resumed, it finds itself displaced, merges back into the one cluster within seconds and serves
  * again as a new owner, with ledger, workers and devices agreeing, every GPU's budget record
  * counting at least what the pools hold, and the owner before it refused by the workers (409).
+ * A worker paused the same way is counted down (allocations miss {@code RANK_DOWN} naming it) and,
+ * resumed, rejoins: the coordinator maps the pool's pages on it again and serves.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class PauseTest {
@@ -118,6 +120,54 @@ class PauseTest {
         assertThat(refused).isInstanceOf(ReplyException.class);
         assertThat(((ReplyException) refused).failureCode()).isEqualTo(FailureCode.CONFLICT.code());
         assertThat(cache.disagreements()).isEmpty();
+    }
+
+    @Test
+    void aPausedWorkerComesBackAndTheCacheServesAgain() throws Exception {
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause-worker"));
+        cache = new CacheProcesses(here, "wpause", GRACE_MS);
+        SpawnedNode tp0 = cache.spawnWorker(0);
+        SpawnedNode tp1 = cache.spawnWorker(1);
+        SpawnedNode coordinator = cache.spawnCoordinator();
+        tp0.awaitReady(START);
+        tp1.awaitReady(START);
+        coordinator.awaitReady(START);
+        for (int i = 0; i < 3; i++) {
+            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
+            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
+        }
+        String owner = cache.ownerOn(0);
+
+        long paused = System.nanoTime();
+        signal("STOP", tp1.pid());
+        try {
+            // removed: the coordinator counts the rank down, and an allocation names it instead of waiting
+            await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
+            System.out.printf("worker paused: its node removed %d ms after SIGSTOP%n", (System.nanoTime() - paused) / 1_000_000);
+            JsonObject missed = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
+            assertThat(missed.getString("miss")).as(missed.encode()).isEqualTo("RANK_DOWN");
+            assertThat(missed.getString("detail")).contains("pp0/tp1");
+        } finally {
+            signal("CONT", tp1.pid());
+        }
+        long resumed = System.nanoTime();
+
+        // one cluster again, the rank back with the pool's pages, the same owner serving
+        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
+        long mergedMs = (System.nanoTime() - resumed) / 1_000_000;
+        Duration firstAlloc = cache.untilAllocates(HEAL);
+        System.out.printf("worker resumed: one cluster %d ms after SIGCONT, first alloc served %d ms after it (%d ms of tries)%n",
+                mergedMs, (System.nanoTime() - resumed) / 1_000_000, firstAlloc.toMillis());
+        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
+        assertThat(cache.ownerOn(0)).isEqualTo(owner);
+        assertThat(cache.ownerOn(1)).isEqualTo(owner);
+        JsonObject stats = await(cache.cacheStats());
+        assertThat(stats.getString("state")).isEqualTo("ready");
+        JsonArray gpus = stats.getJsonArray("gpus");
+        for (int i = 0; i < gpus.size(); i++) {
+            JsonObject gpu = gpus.getJsonObject(i);
+            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
+        }
     }
 
     private static void signal(String signal, long pid) throws IOException, InterruptedException {
