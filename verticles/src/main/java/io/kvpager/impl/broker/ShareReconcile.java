@@ -53,7 +53,8 @@ public final class ShareReconcile {
 
     /** {@code budget} holds shares from now on; call on its context. */
     static void opened(Vertx vertx, PoolBudget budget) {
-        LIVE.computeIfAbsent(vertx, v -> new ConcurrentHashMap<>()).put(budget, Vertx.currentContext());
+        Context context = Vertx.currentContext();
+        LIVE.computeIfAbsent(vertx, v -> new ConcurrentHashMap<>()).put(budget, context != null ? context : vertx.getOrCreateContext());
         ClusterMembership membership = ClusterMembership.of(vertx);
         if (membership != null && WATCHED.putIfAbsent(membership, Boolean.TRUE) == null) {
             Context own = ((VertxInternal) vertx).createEventLoopContext();
