@@ -37,7 +37,8 @@ final class ClusterOptions {
 
     @Option(names = "--cluster-member-port", paramLabel = "PORT", defaultValue = "5701",
             description = "First port the cluster member tries; it takes the first free one from there (default: ${DEFAULT-VALUE}).")
-    int memberPort;
+    // initialised as the default too: status, top and limit drop the member flags, and with them picocli's defaults
+    int memberPort = 5701;
 
     @Option(names = "--cluster-join", paramLabel = "IP[:PORT]", split = ",",
             description = "Members to join through, comma-separated; any one that is up is enough (default: the cluster host, ports 5701-5703).")

@@ -8,6 +8,8 @@ import io.vertx.core.Vertx;
 import java.util.concurrent.CountDownLatch;
 import io.vertx.core.VertxOptions;
 import picocli.CommandLine;
+import java.util.List;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
@@ -68,10 +70,29 @@ public final class KvPager implements Runnable {
     }
 
     /** The picocli command line of {@code root}, with kvpager's one-line error handling. */
+    /** The commands that ask a cluster's node over HTTP. */
+    static final List<String> CLIENT_COMMANDS = List.of("status", "top", "limit");
+    /** The flags only a member of the cluster uses: its ports, its Hazelcast config, its TLS stores. */
+    static final List<String> MEMBER_FLAGS = List.of("--cluster-port", "--cluster-member-port", "--cluster-config", "--tls-key-store",
+            "--tls-trust-store");
+
     public static CommandLine commandLine(KvPager root) {
         CommandLine commandLine = new CommandLine(root);
         commandLine.setParameterExceptionHandler(new UsageErrorHandler());
         commandLine.setExecutionExceptionHandler(new FailureHandler());
+        // `limit llama -5GiB`: the size reaches its converter, which says what is wrong with it,
+        // instead of being taken for an unknown option and reported as a missing SIZE
+        commandLine.getSubcommands().get("limit").setUnmatchedOptionsArePositionalParams(true);
+        // status, top and limit are HTTP clients of a node, never members: a member's flags mean nothing to them
+        for (String client : CLIENT_COMMANDS) {
+            CommandSpec spec = commandLine.getSubcommands().get(client).getCommandSpec();
+            for (String flag : MEMBER_FLAGS) {
+                OptionSpec option = spec.findOption(flag);
+                if (option != null) {
+                    spec.remove(option);
+                }
+            }
+        }
         return commandLine;
     }
 

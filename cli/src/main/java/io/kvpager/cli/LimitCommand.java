@@ -46,8 +46,8 @@ final class LimitCommand implements Callable<Integer> {
             description = "Revision of this change, 0 to 2^62; a higher one wins (default: the next one after the revision in force, so the change applies).")
     Long revision;
 
-    @Option(names = "--timeout", paramLabel = "TIME", defaultValue = "10s", converter = DurationConverter.class,
-            description = "How long to wait for the coordinator (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--timeout", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
+            description = "How long each node asked may take to answer, the coordinator's answer included; the nodes are asked in turn (default: ${DEFAULT-VALUE}).")
     Duration timeout;
 
     @Override

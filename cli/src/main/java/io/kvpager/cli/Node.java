@@ -48,7 +48,20 @@ final class Node implements AutoCloseable {
             return new Node(node.vertx(), true, node);
         } catch (java.util.concurrent.TimeoutException e) {
             throw new IllegalStateException("could not join " + options.getClusterName() + " within " + JOIN_TIMEOUT_S + " s", e);
+        } catch (RuntimeException e) {
+            throw portInUse(options, e);
         }
+    }
+
+    /** A start that failed binding the event bus's port says which port and which flag; any other failure as it is. */
+    static RuntimeException portInUse(ClusterNodeOptions options, RuntimeException failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof java.net.BindException && options.getPort() != 0) {
+                return new IllegalStateException("--cluster-port " + options.getPort() + " on " + options.getHost()
+                        + " is in use (the event bus binds it): choose a free port, or 0 for any", failure);
+            }
+        }
+        return failure;
     }
 
     static Node start(VertxOptions options) {

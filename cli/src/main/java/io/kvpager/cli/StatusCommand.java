@@ -51,8 +51,8 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     InstanceSelection selection;
 
-    @Option(names = "--timeout", paramLabel = "TIME", defaultValue = "5s", converter = DurationConverter.class,
-            description = "How long to wait for each coordinator (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--timeout", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
+            description = "How long each node asked may take to answer, its coordinators' answers included; the nodes are asked at once (default: ${DEFAULT-VALUE}).")
     Duration timeout;
 
     /** The worst state among {@code status}, as an exit code. */

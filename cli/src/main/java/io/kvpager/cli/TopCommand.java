@@ -46,7 +46,7 @@ final class TopCommand implements Callable<Integer> {
         if (frames < 0) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--frames must be 0 or more, got " + frames);
         }
-        ClusterClient remote = root.clusterClient(cluster, Duration.ofMillis(Math.max(1000, interval.toMillis())));
+        ClusterClient remote = root.clusterClient(cluster, Duration.ofMillis(Math.max(100, Math.min(1000, interval.toMillis()))));
         if (remote != null) {
             try (Terminal terminal = TerminalBuilder.builder().system(true).dumb(true).build()) {
                 new TopScreen(terminal, () -> {

@@ -89,6 +89,7 @@ class CommandLineTest {
         "limit",
         "limit model-7b",
         "limit model-7b 12XB",
+        "limit model-7b -5GiB",
         "limit bad.name 1GiB",
         "limit model-7b 1GiB --revision -1",
         "status --timeout never",
@@ -143,6 +144,30 @@ class CommandLineTest {
     @Test
     void aBadSizeSaysWhatASizeLooksLike() {
         assertThat(run("limit", "model-7b", "12XB").err()).contains("'12XB' is not a size").contains("40GiB");
+    }
+
+    /** status, top and limit are HTTP clients: their help lists no member flag, and a member flag is a usage error. */
+    @ParameterizedTest
+    @ValueSource(strings = {"status", "top", "limit"})
+    void clientCommandsTakeNoMemberFlags(String command) {
+        Run help = run(command, "--help");
+        assertThat(help.exitCode()).isZero();
+        for (String flag : KvPager.MEMBER_FLAGS) {
+            assertThat(help.out()).as("%s --help", command).doesNotContain(flag);
+        }
+        assertThat(help.out()).contains("--cluster-name").contains("--cluster-join").contains("--node");
+        Run refused = command.equals("limit") ? run(command, "llama", "1GiB", "--cluster", "--cluster-member-port", "5701")
+                : run(command, "--cluster", "--cluster-member-port", "5701");
+        assertThat(refused.exitCode()).isEqualTo(2);
+        assertThat(refused.err()).contains("--cluster-member-port");
+        assertThat(run("worker", "--help").out()).contains("--cluster-member-port").contains("--tls-key-store");
+    }
+
+    @Test
+    void aNegativeLimitIsAnInvalidSizeNotAMissingOne() {
+        Run run = run("limit", "llama", "-5GiB");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("'-5GiB'").doesNotContain("Missing required parameter");
     }
 
     @Test

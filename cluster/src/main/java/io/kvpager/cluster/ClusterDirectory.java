@@ -63,6 +63,8 @@ public final class ClusterDirectory {
                     Context context = vertx.getOrCreateContext();
                     ClusterDirectory sweeping = directory;
                     directory.membership.subscribe(context, left -> sweeping.nodeLeft(left));
+                    // the larger side of a split removed this node's entries when it counted the node gone
+                    directory.membership.subscribeDisplacement(context, why -> { }, sweeping::restoreOwn);
                 }
                 DIRECTORIES.put(vertx, directory);
                 if (vertx instanceof VertxInternal internal) {
@@ -100,6 +102,19 @@ public final class ClusterDirectory {
         RegisteredWorker worker = new RegisteredWorker(instance, pp, tp, nodeId());
         String value = worker.toJson().encode();
         return workers().compose(m -> m.put(worker.key(), value)).onSuccess(v -> ownWorkers.put(worker.key(), value));
+    }
+
+    /**
+     * The instances this node registered a coordinator or a worker of, sorted: what it can name
+     * without reading the cluster's maps (which wait while a member that owns their partitions is
+     * paused).
+     */
+    public List<String> ownInstanceNames() {
+        java.util.Set<String> names = new java.util.TreeSet<>(ownInstances.keySet());
+        for (String worker : ownWorkers.values()) {
+            names.add(RegisteredWorker.fromJson(new JsonObject(worker)).instance());
+        }
+        return List.copyOf(names);
     }
 
     /** Every coordinated instance, sorted by name. */

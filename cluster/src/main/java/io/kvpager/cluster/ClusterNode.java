@@ -2,6 +2,7 @@ package io.kvpager.cluster;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.config.ListenerConfig;
+import com.hazelcast.core.LifecycleListener;
 import com.hazelcast.config.TopicConfig;
 import com.hazelcast.topic.MessageListener;
 import io.kvpager.cache.KvCache;
@@ -113,6 +114,18 @@ public final class ClusterNode {
             ClusterMembership membership = ClusterMembership.of(manager);
             config.addTopicConfig(new TopicConfig(LEAVING).addMessageListenerConfig(
                     new ListenerConfig((MessageListener<String>) m -> membership.nodeLeaving(m.getMessageObject()))));
+            // a member merges only from the smaller side of a split, where the larger side counted it gone
+            config.addListenerConfig(new ListenerConfig((LifecycleListener) event -> {
+                switch (event.getState()) {
+                    case MERGING -> membership.displaced("the cluster counted this node gone (a pause or a partition longer"
+                            + " than the heartbeat timeout) and it is merging back; what it owned was given back");
+                    case MERGED -> membership.rejoined();
+                    case MERGE_FAILED -> log.warn("node {}: merging back into the cluster failed; Hazelcast tries again",
+                            membership.nodeId());
+                    default -> {
+                    }
+                }
+            }));
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }

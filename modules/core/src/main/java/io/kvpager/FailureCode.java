@@ -14,6 +14,11 @@ public enum FailureCode {
     STOPPING(503),
     /** The device is out of memory. */
     OUT_OF_MEMORY(507),
+    /**
+     * The coordinator was displaced: the cluster counted its node gone while it ran (a pause, a
+     * partition), so the ranks gave its pages back. Every block allocated before is gone. Never sent by a worker.
+     */
+    DISPLACED(410),
     /** The rank did not answer within the send timeout. Never sent by a worker. */
     TIMEOUT(-1),
     /** No consumer at the rank's address. Never sent by a worker. */

@@ -12,6 +12,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The cluster's status and limits over HTTP, served by every clustered node on its metrics port,
@@ -26,6 +27,8 @@ import java.util.List;
  *       coordinator's {@code limit} answer (without a revision, the change takes the next one after
  *       the revision in force);</li>
  * </ul>
+ * Both take {@code wait=MS}: wait for the coordinators at most that long (never longer than this
+ * node's own timeout), so that a client with a short timeout hears of a paused coordinator in time.
  * A request for another cluster name is refused with 409 and this node's name, so that a client
  * that finds a node of another cluster on a port keeps looking.
  */
@@ -62,9 +65,17 @@ public final class ClusterAdmin {
             return;
         }
         List<String> named = context.queryParams().getAll("instance");
-        Future<List<String>> names = named.isEmpty() ? new InstanceDirectory(vertx).instances() : Future.succeededFuture(named);
-        Future<List<InstanceStatus>> status = names.compose(new CoordinatorClient(vertx, timeoutMs)::status);
-        Future<List<RegisteredWorker>> uncoordinated = ClusterDirectory.of(vertx).workersWithoutCoordinator();
+        long wait = waitMs(context);
+        // the directory's maps wait while a member that owns their partitions is paused, until the
+        // cluster removes it: the directory gets part of the wait, then this node names what it serves itself
+        long directoryWait = Math.max(1, wait * 2 / 5);
+        ClusterDirectory directory = ClusterDirectory.of(vertx);
+        Future<List<String>> names = named.isEmpty() ? new InstanceDirectory(vertx).instances()
+                .timeout(directoryWait, TimeUnit.MILLISECONDS).otherwise(e -> directory.ownInstanceNames())
+                : Future.succeededFuture(named);
+        Future<List<InstanceStatus>> status = names.compose(new CoordinatorClient(vertx, Math.max(1, wait - directoryWait))::status);
+        Future<List<RegisteredWorker>> uncoordinated = directory.workersWithoutCoordinator()
+                .timeout(directoryWait, TimeUnit.MILLISECONDS).otherwise(e -> List.of());
         Future.all(status, uncoordinated).onComplete(ar -> {
             if (ar.failed()) {
                 reply(context, 502, new JsonObject().put("error", String.valueOf(ar.cause().getMessage())));
@@ -102,7 +113,7 @@ public final class ClusterAdmin {
             return;
         }
         Long asked = revision == null ? null : ((Number) revision).longValue();
-        new CoordinatorClient(vertx, timeoutMs).limit(instance, bytes.longValue(), asked).onComplete(ar -> {
+        new CoordinatorClient(vertx, waitMs(context)).limit(instance, bytes.longValue(), asked).onComplete(ar -> {
             if (ar.failed()) {
                 reply(context, ar.cause() instanceof InstanceUnreachable ? 404 : 502,
                         new JsonObject().put("error", String.valueOf(ar.cause().getMessage())));
@@ -112,6 +123,24 @@ public final class ClusterAdmin {
             reply(context, 200, new JsonObject().put("outcome", r.outcome().name()).put("revision", r.revision())
                     .put("limitBytes", r.limitBytes()).put("effectivePages", r.effectivePages()).put("inUsePages", r.inUsePages()));
         });
+    }
+
+    /**
+     * How long to wait for a coordinator: this node's timeout, or less where the client asks for
+     * less ({@code wait=MS}), so that a paused coordinator is reported before the client gives up
+     * on this node. A value that is not a positive whole number is ignored.
+     */
+    private long waitMs(RoutingContext context) {
+        String asked = context.queryParams().get("wait");
+        if (asked == null) {
+            return timeoutMs;
+        }
+        try {
+            long wait = Long.parseLong(asked);
+            return wait > 0 ? Math.min(wait, timeoutMs) : timeoutMs;
+        } catch (NumberFormatException e) {
+            return timeoutMs;
+        }
     }
 
     private static void reply(RoutingContext context, int status, JsonObject body) {

@@ -18,6 +18,11 @@ import java.util.List;
 import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocketFactory;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code status}, {@code limit} and {@code top} against a running cluster as a client, not a
@@ -27,6 +32,13 @@ import javax.net.ssl.SSLSocketFactory;
  * plain {@link HttpURLConnection} keeps HTTP/2 classes out of a command that must start fast. With
  * TLS it speaks HTTPS, presenting its certificate, and checks the node's chain, not its host name
  * (one certificate may serve every node, as on the event bus).
+ *
+ * <p>A node that stops answering (a paused process: its kernel still accepts the connection) never
+ * holds a command up for long: every node is asked with the same short timeout, {@code status} asks
+ * them all at once and takes the first answer, and each node is told to wait for the coordinators no
+ * longer than {@value #NODE_SHARE_PERCENT} % of that timeout ({@code wait} in the query), so that a
+ * paused coordinator comes back as an instance that did not answer rather than as a node that did
+ * not. {@code limit} asks the nodes in turn, so that a change is applied once.
  */
 public final class ClusterClient {
 
@@ -35,10 +47,13 @@ public final class ClusterClient {
     private final Duration timeout;
     /** One factory for every request, so that a client that asks again ({@code top}) reuses the connection and its TLS session. */
     private final SSLSocketFactory tls;
+    /** The share of the timeout a node may spend waiting for the coordinators, so that its answer arrives in time. */
+    static final int NODE_SHARE_PERCENT = 70;
 
     /**
      * @param nodes node endpoints to try in order ({@code http://host:port})
      * @param clusterName the cluster asked for; a node of another cluster is skipped
+     * @param timeout how long each node may take to answer, coordinators' answers included
      */
     public ClusterClient(List<URI> nodes, String clusterName, Duration timeout) {
         this(nodes, clusterName, timeout, null);
@@ -51,6 +66,9 @@ public final class ClusterClient {
     public ClusterClient(List<URI> nodes, String clusterName, Duration timeout, SSLContext tls) {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("no node to ask");
+        }
+        if (timeout.toMillis() < 10) {
+            throw new IllegalArgumentException("a timeout must be 10 ms or more, got " + timeout.toMillis() + " ms");
         }
         this.nodes = List.copyOf(nodes);
         this.clusterName = clusterName;
@@ -65,11 +83,12 @@ public final class ClusterClient {
 
     /** The stats of the instances named (every registered one when none is), and the workers no coordinator serves. */
     public ClusterStatus clusterStatus(List<String> instances) throws IOException {
-        StringBuilder query = new StringBuilder("/cluster/status?cluster=").append(encode(clusterName));
+        StringBuilder query = new StringBuilder("/cluster/status?cluster=").append(encode(clusterName)).append("&wait=")
+                .append(nodeWaitMs());
         for (String instance : instances) {
             query.append("&instance=").append(encode(instance));
         }
-        JsonObject answer = ask(query.toString(), null);
+        JsonObject answer = askAll(query.toString());
         List<InstanceStatus> status = new ArrayList<>();
         JsonArray all = answer.getJsonArray("instances", new JsonArray());
         for (int i = 0; i < all.size(); i++) {
@@ -93,11 +112,20 @@ public final class ClusterClient {
             change.put("revision", revision);
         }
         String body = change.encode();
-        return StatsReply.limitResult(ask("/cluster/limit?cluster=" + encode(clusterName), body));
+        return StatsReply.limitResult(askInTurn("/cluster/limit?cluster=" + encode(clusterName) + "&wait=" + nodeWaitMs(), body));
+    }
+
+    /** How long a node may wait for the coordinators: a share of the timeout, leaving it time to answer. */
+    long nodeWaitMs() {
+        return Math.max(1, timeout.toMillis() * NODE_SHARE_PERCENT / 100);
     }
 
     /** What one node answered: its HTTP status and body. */
     private record Answer(int status, String body) {
+    }
+
+    /** One node's reply read: an answer to return, or why this node is skipped. */
+    private record Outcome(JsonObject answer, Exception definite, String skipped) {
     }
 
     /** A GET of {@code path}, or a POST of {@code body} when it is not {@code null}. */
@@ -128,41 +156,106 @@ public final class ClusterClient {
         }
     }
 
-    /** The first answer of a node of this cluster; an unreachable node or one of another cluster is skipped. */
-    private JsonObject ask(String path, String body) throws IOException {
-        List<String> tried = new ArrayList<>();
-        for (URI node : nodes) {
-            Answer response;
-            try {
-                response = send(node, path, body);
-            } catch (IOException e) {
-                tried.add(node.getAuthority() + " (" + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()) + ")");
-                continue;
+    /**
+     * Asks every node at once and returns the first answer of a node of this cluster, or the
+     * failure a node of this cluster answered; waits at most the timeout (and a little to read) for
+     * each, so a paused node costs no more than that.
+     */
+    private JsonObject askAll(String path) throws IOException {
+        BlockingQueue<Outcome> done = new LinkedBlockingQueue<>();
+        List<Outcome> seen = new ArrayList<>();
+        // not closed with try-with-resources: closing waits for every asker, a paused node's among them
+        ExecutorService askers = Executors.newVirtualThreadPerTaskExecutor();
+        try {
+            for (URI node : nodes) {
+                askers.submit(() -> done.add(outcome(node, path, null)));
             }
-            JsonObject json;
-            try {
-                json = new JsonObject(response.body());
-            } catch (DecodeException | ClassCastException e) {
-                tried.add(node.getAuthority() + " (not a kvpager node: HTTP " + response.status() + ")");
-                continue;
+            for (int answered = 0; answered < nodes.size(); answered++) {
+                Outcome outcome;
+                try {
+                    outcome = done.poll(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while asking the nodes of cluster '" + clusterName + "'", e);
+                }
+                if (outcome == null) {
+                    break;
+                }
+                if (outcome.answer() != null) {
+                    return outcome.answer();
+                }
+                seen.add(outcome);
             }
-            if (response.status() == 409) {
-                tried.add(node.getAuthority() + " (cluster '" + json.getString("cluster") + "')");
-                continue;
-            }
-            if (response.status() == 401) {
-                throw new IOException(node.getAuthority() + " refused this client: " + json.getString("error"));
-            }
-            if (response.status() == 404) {
-                throw new InstanceUnreachable(null, json.getString("error"));
-            }
-            if (response.status() != 200) {
-                throw new IOException(node.getAuthority() + " answered HTTP " + response.status() + ": " + json.getString("error"));
-            }
-            return json;
+        } finally {
+            askers.shutdownNow();
         }
-        throw new IOException("no node of cluster '" + clusterName + "' answered; tried " + String.join(", ", tried)
-                + "; name a node's metrics endpoint with --node HOST:PORT");
+        return failed(seen);
+    }
+
+    /** Asks the nodes one after the other, each within the timeout, until one of this cluster answers. */
+    private JsonObject askInTurn(String path, String body) throws IOException {
+        List<Outcome> seen = new ArrayList<>();
+        for (URI node : nodes) {
+            Outcome outcome = outcome(node, path, body);
+            if (outcome.answer() != null) {
+                return outcome.answer();
+            }
+            if (outcome.definite() != null) {
+                return failed(List.of(outcome));
+            }
+            seen.add(outcome);
+        }
+        return failed(seen);
+    }
+
+    /** Throws the first failure a node of this cluster answered, or that no node answered. */
+    private JsonObject failed(List<Outcome> seen) throws IOException {
+        List<String> tried = new ArrayList<>();
+        for (Outcome outcome : seen) {
+            if (outcome.definite() instanceof IOException e) {
+                throw e;
+            }
+            if (outcome.definite() instanceof RuntimeException e) {
+                throw e;
+            }
+            tried.add(outcome.skipped());
+        }
+        throw new IOException("no node of cluster '" + clusterName + "' answered within " + timeout.toMillis() + " ms; tried "
+                + String.join(", ", tried) + "; name a node's metrics endpoint with --node HOST:PORT");
+    }
+
+    /** What {@code node} answered: its JSON, a failure it answered for this cluster, or why it is skipped. */
+    private Outcome outcome(URI node, String path, String body) {
+        Answer response;
+        try {
+            response = send(node, path, body);
+        } catch (IOException e) {
+            return skip(node, e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+        }
+        JsonObject json;
+        try {
+            json = new JsonObject(response.body());
+        } catch (DecodeException | ClassCastException e) {
+            return skip(node, "not a kvpager node: HTTP " + response.status());
+        }
+        if (response.status() == 409) {
+            return skip(node, "cluster '" + json.getString("cluster") + "'");
+        }
+        if (response.status() == 401) {
+            return new Outcome(null, new IOException(node.getAuthority() + " refused this client: " + json.getString("error")), null);
+        }
+        if (response.status() == 404) {
+            return new Outcome(null, new InstanceUnreachable(null, json.getString("error")), null);
+        }
+        if (response.status() != 200) {
+            return new Outcome(null, new IOException(node.getAuthority() + " answered HTTP " + response.status() + ": "
+                    + json.getString("error")), null);
+        }
+        return new Outcome(json, null, null);
+    }
+
+    private static Outcome skip(URI node, String why) {
+        return new Outcome(null, null, node.getAuthority() + " (" + why + ")");
     }
 
     private static String encode(String text) {

@@ -176,6 +176,8 @@ public final class PoolBudget {
         for (Map.Entry<String, List<Map.Entry<RankTarget, CreateTensorsReply>>> gpu : byGpu.entrySet()) {
             chain = chain.compose(v -> openLease(gpu.getKey(), gpu.getValue()));
         }
+        // counted as running here before its first claim, so that no reconcile takes that claim for a gone owner's
+        ShareReconcile.opened(vertx, this);
         return chain.recover(e -> close().transform(closed -> Future.failedFuture(e)));
     }
 
@@ -206,6 +208,15 @@ public final class PoolBudget {
     /** The pool's lease on each brokered GPU, for tests. */
     List<GpuLease> leases() {
         return List.copyOf(leases.values());
+    }
+
+    /** The pool's name in the GPUs' shares. */
+    String poolName() {
+        return pool;
+    }
+
+    Owner owner() {
+        return owner;
     }
 
     /** Whether any GPU is brokered. */
@@ -454,6 +465,7 @@ public final class PoolBudget {
 
     /** Gives back everything the pool holds, its standing memory included. */
     public Future<Void> close() {
+        ShareReconcile.closed(vertx, this);
         List<Future<Long>> given = new ArrayList<>(leases.size());
         for (GpuLease lease : leases.values()) {
             given.add(lease.close().onFailure(e -> log.error("{}: giving its share of gpu {} back failed; it stays counted"

@@ -65,6 +65,11 @@ import java.util.function.Supplier;
  * even one the reserve could serve, since a page's blocks are only usable while every rank holds
  * it. The pages' memory is drawn from the budgets of the ranks' GPUs ({@link PoolBudget}), which
  * every cache on those GPUs shares.
+ *
+ * <p>A coordinator whose node the cluster counted gone while it ran (a pause, a partition) is
+ * {@link #displace displaced}: the ranks gave its pages back, so it serves nothing from its ledger
+ * any more, and every call that would answers {@link FailureCode#DISPLACED}. The verticle then
+ * replaces it with a new incarnation ({@link CoordinatorVerticle}) and {@link #abandon abandons} it.
  */
 public final class Coordinator {
 
@@ -91,10 +96,16 @@ public final class Coordinator {
     private final PeriodicTimer rejoinProbe;
     private final IdleHandles idle;
     private final ReclaimSignal reclaims;
+    private final InstanceLimits limits;
     /** Allocations missed before the ledger because a rank was down. */
     private final Map<MissReason, Long> downMisses = new EnumMap<>(MissReason.class);
     private Future<Void> ready;
     private Future<Void> closing;
+    /** Why this incarnation was displaced; {@code null} while it serves. */
+    private String displaced;
+    private Runnable displacedByRank = () -> { };
+    /** The last limit change that applied or waits to, carried to the next incarnation and the cluster's records. */
+    private LimitResult lastLimit;
 
     /**
      * @param context the coordinator verticle's context, where every method must be called
@@ -108,6 +119,12 @@ public final class Coordinator {
         this.reclaims = new ReclaimSignal(vertx, pool.instance(), ((VertxInternal) vertx).createWorkerContext());
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
+        fanOut.onOwnerConflict(why -> {
+            if (displaced == null && closing == null) {
+                displace(why);
+                displacedByRank.run();
+            }
+        });
         JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
                 handlePool(options)).toJson();
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
@@ -141,6 +158,7 @@ public final class Coordinator {
                 options.getTensorsPollMs(), true);
         this.refill = new ReserveRefill(vertx, context, ledger, options.getRefillIntervalMs(), name,
                 Coordinator::asKvPagerException);
+        this.limits = new InstanceLimits(vertx, pool.instance(), pool.group());
         this.sweep = new QuarantineSweep(vertx, ledger, fanOut, budget, options.getRefillIntervalMs(), name);
     }
 
@@ -181,7 +199,8 @@ public final class Coordinator {
         if (ready != null) {
             return ready;
         }
-        ready = tensorStart.run().compose(created -> closing != null ? Future.succeededFuture() : budget.open(tensorStart.created()));
+        ready = tensorStart.run().compose(created -> closing != null ? Future.succeededFuture() : budget.open(tensorStart.created()))
+                .compose(opened -> applyLastLimit());
         ready.onSuccess(v -> {
             if (closing == null) {
                 refill.start();
@@ -194,7 +213,34 @@ public final class Coordinator {
     }
 
 
+    /**
+     * In a cluster, the last limit set at run time on this cache, kept with the instance, applies
+     * to this coordinator too when its revision is above the one in force (the options' limit is
+     * revision 0). The records failing to answer leaves the limit as it is, with a warning.
+     */
+    private Future<Void> applyLastLimit() {
+        if (!limits.kept() || closing != null) {
+            return Future.succeededFuture();
+        }
+        return limits.last().transform(read -> {
+            if (read.failed()) {
+                log.warn("cache {} group {}: the last limit kept with the instance could not be read: {}", pool.instance(),
+                        pool.group(), read.cause().getMessage());
+            } else if (read.result() != null && read.result().revision() > ledger.stats().limitRevision()) {
+                LimitResult last = read.result();
+                LimitResult applied = ledger.setLimit(last.limitBytes(), last.revision());
+                lastLimit = applied;
+                log.info("cache {} group {}: applies the last limit set on the instance, {} bytes per rank (revision {}): {}",
+                        pool.instance(), pool.group(), last.limitBytes(), last.revision(), applied.outcome());
+            }
+            return Future.succeededFuture();
+        });
+    }
+
     public Future<Allocation> alloc(int blocks) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -260,6 +306,9 @@ public final class Coordinator {
      * pages are left to it at once.
      */
     public Future<Void> free(int[] blocks) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -306,6 +355,9 @@ public final class Coordinator {
      * any background unmap in flight, so none of them is still on its way out).
      */
     public Future<Void> retired(long id) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -341,11 +393,28 @@ public final class Coordinator {
     }
 
     private Future<LimitResult> changeLimit(Supplier<LimitResult> change) {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
         try {
             LimitResult result = change.get();
+            if (result.outcome() == LimitResult.Outcome.APPLIED || result.outcome() == LimitResult.Outcome.DEFERRED) {
+                lastLimit = result;
+                if (limits.kept()) {
+                    // kept with the instance before the answer, so that a restart right after applies it
+                    refill.wake();
+                    return limits.record(result).transform(kept -> {
+                        if (kept.failed()) {
+                            log.warn("cache {} group {}: limit revision {} applies here but was not kept with the instance: {}",
+                                    pool.instance(), pool.group(), result.revision(), kept.cause().getMessage());
+                        }
+                        return Future.succeededFuture(result);
+                    });
+                }
+            }
             refill.wake();
             return Future.succeededFuture(result);
         } catch (RuntimeException e) {
@@ -359,6 +428,9 @@ public final class Coordinator {
      * reserve straight back.
      */
     public Future<Void> trim() {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
@@ -382,9 +454,9 @@ public final class Coordinator {
             for (RankReply reply : replies) {
                 ranks.add(rankStats(reply, pool.group()));
             }
-            CacheState state = closing != null ? CacheState.CLOSED : !ready.isComplete() ? CacheState.STARTING
+            CacheState state = displaced != null ? CacheState.DEGRADED : closing != null ? CacheState.CLOSED : !ready.isComplete() ? CacheState.STARTING
                     : ready.failed() ? CacheState.FAILED : CacheState.READY;
-            String reason = switch (state) {
+            String reason = displaced != null ? "displaced: owner " + owner + " " + displaced : switch (state) {
                 case CLOSED -> "the cache is closed";
                 case STARTING -> "waiting for the tensors on every rank";
                 case FAILED -> "the start failed: " + ready.cause().getMessage();
@@ -424,6 +496,68 @@ public final class Coordinator {
         return null;
     }
 
+    /**
+     * This incarnation was removed from the cluster while it ran, or a rank names a newer owner of
+     * its group: the ranks gave its pages back (or will), so from now on it serves nothing from its
+     * ledger. Stops the background work; allocations, frees, fences, limits and trims answer
+     * {@link FailureCode#DISPLACED}; {@code stats} says why. Once only; nothing after a close.
+     */
+    public void displace(String why) {
+        if (displaced != null || closing != null) {
+            return;
+        }
+        displaced = why;
+        refill.stop();
+        sweep.stop();
+        idle.stop();
+        rejoinProbe.stop();
+        log.warn("cache {} group {}: owner {} was displaced ({}); it serves nothing from its ledger ({} blocks in use are gone)"
+                + " and answers DISPLACED until a new incarnation serves", pool.instance(), pool.group(), owner, why,
+                ledger.stats().usedBlocks());
+    }
+
+    /** Runs {@code then} after a rank's 409 displaced this incarnation: the rank is reachable, a new one can start. */
+    public void onDisplacedByRank(Runnable then) {
+        this.displacedByRank = then;
+    }
+
+    /** Why this incarnation was displaced, or {@code null} while it serves. */
+    public String displacedBecause() {
+        return displaced;
+    }
+
+    /** The last limit change that applied or waits to apply, or {@code null} when none was made at run time. */
+    public LimitResult lastLimit() {
+        return lastLimit;
+    }
+
+    /**
+     * Gives a displaced incarnation up without touching the ranks: its successor's create-tensors
+     * reclaims whatever they still hold of it. Gives back what is left of its GPU shares (a share
+     * the successor claimed stays) and stops following the membership.
+     */
+    public Future<Void> abandon() {
+        if (closing != null) {
+            return closing;
+        }
+        Promise<Void> promise = Promise.promise();
+        closing = promise.future();
+        refill.stop();
+        sweep.stop();
+        idle.stop();
+        rejoinProbe.stop();
+        if (ready != null) {
+            tensorStart.cancel();
+        }
+        budget.close().andThen(closed -> nodes.close()).onComplete(promise);
+        return closing;
+    }
+
+    private KvPagerException displacedFailure() {
+        return new KvPagerException(FailureCode.DISPLACED, "cache " + pool.instance() + " group " + pool.group() + ": owner " + owner
+                + " was displaced (" + displaced + "); every block it allocated is gone");
+    }
+
     /** The ledger, for {@link CoordinatorView}; call only on the context. */
     PageLedger ledger() {
         return ledger;
@@ -441,6 +575,9 @@ public final class Coordinator {
      * the close, after everything else is done.
      */
     public Future<Void> close() {
+        if (displaced != null) {
+            return abandon();
+        }
         if (closing != null) {
             return closing;
         }

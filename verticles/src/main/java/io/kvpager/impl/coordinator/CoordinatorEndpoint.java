@@ -13,6 +13,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The coordinator's event-bus face at {@code kvpager.<instance>.coordinator}, for remote control:
@@ -40,10 +41,15 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
 
     static final List<String> ACTIONS = List.of("pool", "stats", "alloc", "free", "fence", "retired", "available", "limit", "trim");
 
-    private final Coordinator coordinator;
+    private final Supplier<Coordinator> incarnation;
+
+    /** @param incarnation the coordinator that serves now: a displaced one is replaced by a new incarnation */
+    public CoordinatorEndpoint(Supplier<Coordinator> incarnation) {
+        this.incarnation = incarnation;
+    }
 
     public CoordinatorEndpoint(Coordinator coordinator) {
-        this.coordinator = coordinator;
+        this(() -> coordinator);
     }
 
     @Override
@@ -70,6 +76,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
         if (action == null) {
             throw new IllegalArgumentException("the action header is missing; actions: " + String.join(", ", ACTIONS));
         }
+        Coordinator coordinator = incarnation.get();
         return switch (action) {
             case "pool" -> Future.succeededFuture(poolJson(coordinator.pool()));
             case "stats" -> coordinator.stats().map(s -> s.toJson());

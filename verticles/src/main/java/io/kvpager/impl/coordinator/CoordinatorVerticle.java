@@ -1,6 +1,8 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.LimitResult;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
@@ -12,6 +14,8 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One cache's coordinator: an event-loop verticle whose config is the cache's
@@ -21,11 +25,25 @@ import io.vertx.core.json.JsonObject;
  *
  * <p>When the tensors cannot be created, the deployment fails with the cause, after destroying
  * what was created on some ranks.
+ *
+ * <p>In a cluster, a coordinator whose node the others counted gone while it ran (a pause, a
+ * partition: its node merges back) or whose rank names a newer owner of its group is displaced
+ * ({@link Coordinator#displace}): it answers {@code DISPLACED} at once. As soon as it is a member of
+ * the whole cluster again (at once for a 409, which a reachable rank sent) the verticle replaces it
+ * with a new incarnation: a new owner, an empty ledger (the ranks gave the old owner's pages back,
+ * or the new owner's create-tensors reclaims them), the GPU shares claimed afresh, and the last
+ * limit set at run time. Unless another node's coordinator serves the instance meanwhile: then this
+ * one stays displaced.
  */
 public final class CoordinatorVerticle extends VerticleBase {
 
-    private Coordinator coordinator;
+    private static final Logger log = LoggerFactory.getLogger(CoordinatorVerticle.class);
+
+    private volatile Coordinator coordinator;
     private volatile Thread thread;
+    private KvCacheOptions options;
+    private Runnable unsubscribe = () -> { };
+    private boolean stopping;
 
     /** How to deploy a coordinator for {@code options}. */
     public static DeploymentOptions deploymentOptions(KvCacheOptions options) {
@@ -37,14 +55,19 @@ public final class CoordinatorVerticle extends VerticleBase {
         thread = Thread.currentThread();
         KvCacheOptions options;
         try {
-            options = new KvCacheOptions(config()).validate();
-            coordinator = new Coordinator(vertx, context, options);
+            this.options = new KvCacheOptions(config()).validate();
+            options = this.options;
+            coordinator = incarnation(options);
         } catch (IllegalArgumentException e) {
             return Future.failedFuture(e);
         }
         return addressIsFree(vertx, options).compose(free -> {
             MessageConsumer<Object> consumer = vertx.eventBus().consumer(coordinator.pool().coordinatorAddress(),
-                    new CoordinatorEndpoint(coordinator));
+                    new CoordinatorEndpoint(() -> coordinator));
+            ClusterMembership membership = ClusterMembership.of(vertx);
+            if (membership != null) {
+                unsubscribe = membership.subscribeDisplacement(context, why -> coordinator.displace(why), this::reincarnate);
+            }
             Future<Void> started = coordinator.start();
             if (options.isLazyStart()) {
                 return consumer.completion();
@@ -72,8 +95,61 @@ public final class CoordinatorVerticle extends VerticleBase {
         });
     }
 
+    /** A coordinator that, displaced by a rank's 409, comes back as soon as it is displaced: that rank is reachable. */
+    private Coordinator incarnation(KvCacheOptions options) {
+        Coordinator born = new Coordinator(vertx, context, options);
+        born.onDisplacedByRank(() -> {
+            ClusterMembership membership = ClusterMembership.of(vertx);
+            if (membership == null || membership.displacedBecause() == null) {
+                reincarnate();
+            }
+        });
+        return born;
+    }
+
+    /**
+     * Replaces the displaced coordinator with a new incarnation, unless another coordinator serves
+     * the instance now; the old one is abandoned, the new one started, with the last limit.
+     */
+    private void reincarnate() {
+        Coordinator old = coordinator;
+        if (stopping || old.displacedBecause() == null) {
+            return;
+        }
+        String address = old.pool().coordinatorAddress();
+        ClusterMembership membership = ClusterMembership.of(vertx);
+        Future<java.util.List<String>> serving = membership == null ? Future.succeededFuture(java.util.List.of())
+                : membership.nodesServing(context, address);
+        serving.onComplete(ar -> {
+            if (stopping || coordinator != old) {
+                return;
+            }
+            java.util.List<String> others = ar.succeeded() ? ar.result().stream().filter(n -> !n.equals(membership.nodeId())).toList()
+                    : java.util.List.of();
+            if (!others.isEmpty()) {
+                log.warn("cache {} group {}: another coordinator serves instance {} on node {}; this one stays displaced",
+                        old.pool().instance(), old.pool().group(), old.pool().instance(), others);
+                return;
+            }
+            Coordinator born = incarnation(options);
+            LimitResult limit = old.lastLimit();
+            if (limit != null) {
+                born.setMemoryLimit(limit.limitBytes(), limit.revision());
+            }
+            // started before it serves: a call that reaches it waits for its tensors
+            born.start().onFailure(e -> log.error("cache {} group {}: the new incarnation did not start: {}",
+                    old.pool().instance(), old.pool().group(), e.getMessage()));
+            coordinator = born;
+            log.info("cache {} group {}: back as owner {} after owner {} was displaced; its ledger starts empty",
+                    old.pool().instance(), old.pool().group(), born.owner(), old.owner());
+            old.abandon();
+        });
+    }
+
     @Override
     public Future<?> stop() {
+        stopping = true;
+        unsubscribe.run();
         return coordinator == null ? Future.succeededFuture() : coordinator.close();
     }
 

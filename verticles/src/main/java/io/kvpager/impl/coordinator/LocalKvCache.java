@@ -49,7 +49,6 @@ public final class LocalKvCache implements KvCache {
 
     private final Vertx vertx;
     private final CoordinatorVerticle verticle;
-    private final Coordinator coordinator;
     private final Context context;
     private final Thread thread;
     private final String deployment;
@@ -62,7 +61,6 @@ public final class LocalKvCache implements KvCache {
                          ContextHandBack handBack) {
         this.vertx = vertx;
         this.verticle = verticle;
-        this.coordinator = verticle.coordinator();
         this.context = verticle.context();
         this.thread = verticle.thread();
         this.deployment = deployment;
@@ -154,7 +152,7 @@ public final class LocalKvCache implements KvCache {
 
     @Override
     public KvCacheOptions options() {
-        return new KvCacheOptions(coordinator.options());
+        return new KvCacheOptions(verticle.coordinator().options());
     }
 
     @Override
@@ -164,45 +162,45 @@ public final class LocalKvCache implements KvCache {
 
     @Override
     public Future<Allocation> alloc(int blocks) {
-        return onContext(() -> coordinator.alloc(blocks));
+        return onContext(() -> verticle.coordinator().alloc(blocks));
     }
 
     @Override
     public Future<Void> free(int[] blockIds) {
         int[] copy = blockIds == null ? null : blockIds.clone();
-        return onContext(() -> coordinator.free(copy));
+        return onContext(() -> verticle.coordinator().free(copy));
     }
 
     @Override
     public long fence() {
-        long id = coordinator.nextFenceId();
+        long id = verticle.coordinator().nextFenceId();
         if (Thread.currentThread() == thread) {
-            coordinator.openFence(id);
+            verticle.coordinator().openFence(id);
         } else {
             // queued before anything this thread asks next, so its frees fall under the fence
-            context.runOnContext(v -> coordinator.openFence(id));
+            context.runOnContext(v -> verticle.coordinator().openFence(id));
         }
         return id;
     }
 
     @Override
     public Future<Void> retired(long fence) {
-        return onContext(() -> coordinator.retired(fence));
+        return onContext(() -> verticle.coordinator().retired(fence));
     }
 
     @Override
     public Future<Integer> availableBlocks() {
-        return onContext(coordinator::availableBlocks);
+        return onContext(() -> verticle.coordinator().availableBlocks());
     }
 
     @Override
     public Future<LimitResult> setMemoryLimit(long bytes, long revision) {
-        return onContext(() -> coordinator.setMemoryLimit(bytes, revision));
+        return onContext(() -> verticle.coordinator().setMemoryLimit(bytes, revision));
     }
 
     @Override
     public Future<LimitResult> setMemoryLimit(long bytes) {
-        return onContext(() -> coordinator.setMemoryLimit(bytes));
+        return onContext(() -> verticle.coordinator().setMemoryLimit(bytes));
     }
 
     @Override
@@ -212,7 +210,7 @@ public final class LocalKvCache implements KvCache {
 
     @Override
     public Future<CacheStats> stats() {
-        return onContext(coordinator::stats);
+        return onContext(() -> verticle.coordinator().stats());
     }
 
     @Override
@@ -223,7 +221,7 @@ public final class LocalKvCache implements KvCache {
 
     @Override
     public Future<Void> trim() {
-        return onContext(coordinator::trim);
+        return onContext(() -> verticle.coordinator().trim());
     }
 
     /**
@@ -240,7 +238,7 @@ public final class LocalKvCache implements KvCache {
 
     private synchronized Future<Void> closeOnce() {
         if (closing == null) {
-            String instance = coordinator.pool().instance();
+            String instance = verticle.coordinator().pool().instance();
             closing = undeployIfThere(vertx, deployment).transform(coordinatorGone -> undeployAll(vertx, instance, workerDeployments)
                     .transform(workersGone -> coordinatorGone.failed() ? Future.<Void>failedFuture(coordinatorGone.cause())
                             : workersGone.failed() ? Future.<Void>failedFuture(workersGone.cause()) : Future.<Void>succeededFuture()));
@@ -255,8 +253,8 @@ public final class LocalKvCache implements KvCache {
 
     @Override
     public String toString() {
-        return "KvCache[" + coordinator.pool().instance() + " group " + coordinator.pool().group() + " stages "
-                + coordinator.pool().stages() + " tp " + coordinator.pool().tp() + "]";
+        return "KvCache[" + verticle.coordinator().pool().instance() + " group " + verticle.coordinator().pool().group() + " stages "
+                + verticle.coordinator().pool().stages() + " tp " + verticle.coordinator().pool().tp() + "]";
     }
 
     /**

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 /**
  * Sends one request to each of a pool's ranks and waits, with {@link Future#join}, until every
@@ -51,6 +52,7 @@ public final class RankFanOut {
     private final Owner owner;
     private final String requestPrefix = UUID.randomUUID().toString();
     private long requests;
+    private Consumer<String> ownerConflict = why -> { };
 
     /** A fan-out outside a cluster, or one that does not follow its membership, as an owner of its own. */
     public RankFanOut(EventBus bus, PoolRanks pool, long sendTimeoutMs) {
@@ -72,6 +74,15 @@ public final class RankFanOut {
     }
 
     /** Whose requests these are. */
+    /**
+     * Calls {@code displaced} with the rank's words when a rank refuses a request because the
+     * group belongs to another owner now (409), or because this owner lost it there to a newer
+     * one: another incarnation claimed the pool while this one was cut off.
+     */
+    public void onOwnerConflict(Consumer<String> displaced) {
+        this.ownerConflict = displaced;
+    }
+
     public Owner owner() {
         return owner;
     }
@@ -119,10 +130,23 @@ public final class RankFanOut {
         return Future.join(sent).transform(joined -> {
             List<RankReply> replies = new ArrayList<>(ranks.size());
             for (int i = 0; i < ranks.size(); i++) {
-                replies.add(replyOf(ranks.get(i), action.wireName(), timeoutMs, sentAt, sent.get(i)));
+                RankReply reply = replyOf(ranks.get(i), action.wireName(), timeoutMs, sentAt, sent.get(i));
+                replies.add(reply);
+                if (action != WorkerAction.STATS && isOwnerConflict(reply)) {
+                    ownerConflict.accept(reply.failure().toString());
+                }
             }
             return Future.succeededFuture(replies);
         });
+    }
+
+    /** A 409 that says the group is not this owner's: the worker's words for another owner's group or a lost one. */
+    private static boolean isOwnerConflict(RankReply reply) {
+        if (reply.succeeded() || reply.code() != FailureCode.CONFLICT) {
+            return false;
+        }
+        String message = reply.failure().toString();
+        return message.contains("the request's owner") || message.contains("cannot claim it again");
     }
 
     private RankReply replyOf(RankTarget rank, String action, long timeoutMs, long sentAt, Future<Message<Object>> answer) {

@@ -34,6 +34,12 @@ import java.util.function.Consumer;
  * <p>A cluster manager takes a single {@link NodeListener}; this class installs one per cluster
  * manager and fans its notices out to every subscriber (every coordinator in the process). Vert.x
  * HA uses that same slot, so kvpager nodes run without HA ({@code ClusterNode} never enables it).
+ *
+ * <p>A node can also learn that the others counted <em>it</em> gone: after a pause or a partition
+ * the side it was on merges into the larger one ({@link #displaced}), and then it is a member of
+ * the whole cluster again ({@link #rejoined}). The cluster manager's own events say so; whoever
+ * owns the cluster manager relays them here ({@code ClusterNode} does), and subscribers hear them
+ * on their own context ({@link #subscribeDisplacement}).
  */
 public final class ClusterMembership {
 
@@ -45,6 +51,10 @@ public final class ClusterMembership {
     private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
     /** Members that said they are leaving and are still in the cluster manager's list. */
     private final Set<String> leaving = ConcurrentHashMap.newKeySet();
+    private final List<DisplacementSubscriber> displacementSubscribers = new CopyOnWriteArrayList<>();
+    private final List<Subscriber> changeSubscribers = new CopyOnWriteArrayList<>();
+    /** Why this node was displaced, while it has not rejoined yet; {@code null} otherwise. */
+    private volatile String displacedBecause;
 
     private ClusterMembership(ClusterManager manager) {
         this.manager = manager;
@@ -79,6 +89,7 @@ public final class ClusterMembership {
             @Override
             public void nodeAdded(String nodeId) {
                 log.debug("node {} joined the cluster", nodeId);
+                notifyChanged(nodeId);
             }
 
             @Override
@@ -89,6 +100,7 @@ public final class ClusterMembership {
                 }
                 log.info("node {} left the cluster", nodeId);
                 notifyLeft(nodeId);
+                notifyChanged(nodeId);
             }
         };
     }
@@ -105,6 +117,22 @@ public final class ClusterMembership {
         }
     }
 
+    private void notifyChanged(String nodeId) {
+        for (Subscriber s : changeSubscribers) {
+            s.context.runOnContext(v -> s.onLeft.accept(nodeId));
+        }
+    }
+
+    /**
+     * Calls {@code onChange} on {@code context} after each member joins or leaves the cluster
+     * (a leaving member once it has gone), until the returned handle is run.
+     */
+    public Runnable subscribeChanges(Context context, Runnable onChange) {
+        Subscriber subscriber = new Subscriber(context, node -> onChange.run());
+        changeSubscribers.add(subscriber);
+        return () -> changeSubscribers.remove(subscriber);
+    }
+
     private void notifyLeft(String nodeId) {
         for (Subscriber s : subscribers) {
             s.context.runOnContext(v -> s.onLeft.accept(nodeId));
@@ -119,6 +147,53 @@ public final class ClusterMembership {
         Subscriber subscriber = new Subscriber(context, onLeft);
         subscribers.add(subscriber);
         return () -> subscribers.remove(subscriber);
+    }
+
+    /**
+     * This node was removed from the cluster while it ran: the side it was on is merging into the
+     * larger side, where every member counted it gone and gave back what it owned. Subscribers hear
+     * it once per displacement.
+     */
+    public void displaced(String why) {
+        synchronized (displacementSubscribers) {
+            if (displacedBecause != null) {
+                return;
+            }
+            displacedBecause = why;
+        }
+        log.warn("node {} was displaced: {}", manager.getNodeId(), why);
+        for (DisplacementSubscriber s : displacementSubscribers) {
+            s.context.runOnContext(v -> s.onDisplaced.accept(why));
+        }
+    }
+
+    /** This node is a member of the whole cluster again after {@link #displaced}. */
+    public void rejoined() {
+        synchronized (displacementSubscribers) {
+            if (displacedBecause == null) {
+                return;
+            }
+            displacedBecause = null;
+        }
+        log.info("node {} is a member of the whole cluster again ({} members)", manager.getNodeId(), manager.getNodes().size());
+        for (DisplacementSubscriber s : displacementSubscribers) {
+            s.context.runOnContext(v -> s.onRejoined.run());
+        }
+    }
+
+    /** Why this node is displaced now, or {@code null} while it is not. */
+    public String displacedBecause() {
+        return displacedBecause;
+    }
+
+    /**
+     * Calls {@code onDisplaced} (with why) and {@code onRejoined} on {@code context} each time this
+     * node is displaced and comes back, until the returned handle is run.
+     */
+    public Runnable subscribeDisplacement(Context context, Consumer<String> onDisplaced, Runnable onRejoined) {
+        DisplacementSubscriber subscriber = new DisplacementSubscriber(context, onDisplaced, onRejoined);
+        displacementSubscribers.add(subscriber);
+        return () -> displacementSubscribers.remove(subscriber);
     }
 
     /** This node's id. */
@@ -153,6 +228,18 @@ public final class ClusterMembership {
             promise.complete(nodes);
         }));
         return promise.future();
+    }
+
+    private record DisplacementSubscriber(Context context, Consumer<String> onDisplaced, Runnable onRejoined) {
+        @Override
+        public boolean equals(Object other) {
+            return this == other;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
+        }
     }
 
     /** A subscription; compared by identity, so that one coordinator's two subscriptions stay apart. */

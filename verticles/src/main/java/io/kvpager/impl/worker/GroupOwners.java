@@ -9,7 +9,9 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
 
@@ -35,6 +37,13 @@ final class GroupOwners {
     private final Map<Integer, Owner> owners = new TreeMap<>();
     /** Groups whose owner's node left: the timer that ends their lease. */
     private final Map<Integer, Long> lapsing = new HashMap<>();
+    /**
+     * Owners that lost a group here to a newer owner's claim, the latest {@value #RETIRED_KEPT}:
+     * such an owner is a displaced coordinator, and never gets a group back. (An owner whose lease
+     * ended may claim again: its node was only cut off, and nobody took its place.)
+     */
+    private final Set<Owner> retired = new LinkedHashSet<>();
+    private static final int RETIRED_KEPT = 256;
     private final NodeDepartures departures;
     private Runnable unsubscribe;
 
@@ -83,6 +92,22 @@ final class GroupOwners {
         if (!departures.present(owner.nodeId())) {
             lapse(group, owner, "its node " + owner.nodeId() + " is not in the cluster");
         }
+    }
+
+    /**
+     * {@code owner} lost a group here to a newer owner's claim: a create-tensors of its own would
+     * take the group back from that owner.
+     */
+    void retire(Owner owner) {
+        retired.add(owner);
+        if (retired.size() > RETIRED_KEPT) {
+            retired.remove(retired.iterator().next());
+        }
+    }
+
+    /** Whether {@code owner} lost a group here: see {@link #retire}. */
+    boolean retired(Owner owner) {
+        return retired.contains(owner);
     }
 
     /** {@code group} is gone: no owner, no lease. */

@@ -327,12 +327,22 @@ public final class RankWorkerVerticle extends VerticleBase {
         Geometry geometry = request.geometry();
         boolean zeroPage = request.zeroPage();
         HandlePoolOptions poolOptions = request.handlePoolOrDefaults();
+        if (owners.retired(owner)) {
+            // a coordinator displaced while it ran (paused, partitioned) must not take its group back
+            // from the owner after it: it comes back as a new incarnation
+            throw new RankException(FailureCode.CONFLICT, "owner " + owner + " lost group " + group + " here to a newer owner"
+                    + " and cannot claim it again; a new owner incarnation claims it with create-tensors");
+        }
         GroupTensors existing = groups.get(group);
         CreateTensorsReply.Reclaimed reclaimed = null;
         if (existing != null && !owner.equals(owners.owner(group))) {
             // the new geometry must suit the device before the old owner's tensors go
             geometry.requireGranularity(device.granularity());
+            Owner previous = owners.owner(group);
             reclaimed = reclaim(group, "claimed by " + owner);
+            if (previous != null) {
+                owners.retire(previous);
+            }
             existing = null;
         }
         GroupTensors tensors = existing;

@@ -1,0 +1,178 @@
+package io.kvpager.cluster;
+
+import io.kvpager.FailureCode;
+import io.kvpager.cluster.process.CacheProcesses;
+import io.kvpager.cluster.process.SpawnedNode;
+import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.impl.protocol.Owner;
+import io.kvpager.worker.RankWorker;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static io.kvpager.cluster.process.TestClusters.await;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A TP=2 cache whose workers and coordinator run in processes of their own, and a coordinator
+ * paused (SIGSTOP) past the cluster's heartbeat timeout, then resumed (SIGCONT), as a long GC
+ * pause or a frozen VM would: the others count its node gone and the workers give its pages back;
+ * resumed, it finds itself displaced, merges back into the one cluster within seconds and serves
+ * again as a new owner, with ledger, workers and devices agreeing, every GPU's budget record
+ * counting at least what the pools hold, and the owner before it refused by the workers (409).
+ * A worker paused the same way is counted down (allocations miss {@code RANK_DOWN} naming it) and,
+ * resumed, rejoins: the coordinator maps the pool's pages on it again and serves.
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class PauseTest {
+
+    private static final long GRACE_MS = 2_000;
+    /** The most the pause may take: the member config removes a node after 10 s without a heartbeat, the grace follows. */
+    private static final Duration PAUSE = Duration.ofSeconds(25);
+    private static final Duration START = Duration.ofSeconds(90);
+    /** From the resume to serving again: the merge looks every 5 s, then the new incarnation starts. */
+    private static final Duration HEAL = Duration.ofSeconds(30);
+
+    private ClusterNode here;
+    private CacheProcesses cache;
+
+    @AfterEach
+    void tearDown() {
+        if (cache != null) {
+            cache.close();
+        }
+        if (here != null) {
+            await(here.close());
+        }
+    }
+
+    @Test
+    void aPausedCoordinatorComesBackAsANewOwnerInOneCluster() throws Exception {
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause"));
+        cache = new CacheProcesses(here, "pause", GRACE_MS);
+        SpawnedNode tp0 = cache.spawnWorker(0);
+        SpawnedNode tp1 = cache.spawnWorker(1);
+        SpawnedNode coordinator = cache.spawnCoordinator();
+        tp0.awaitReady(START);
+        tp1.awaitReady(START);
+        coordinator.awaitReady(START);
+        for (int i = 0; i < 3; i++) {
+            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
+            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
+        }
+        String before = cache.ownerOn(0);
+        assertThat(here.members()).isEqualTo(4);
+
+        long paused = System.nanoTime();
+        signal("STOP", coordinator.pid());
+        try {
+            // the others remove its node, and the workers give its pages back once the grace ends
+            await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3
+                    && cache.released(0) && cache.released(1));
+            long releasedMs = (System.nanoTime() - paused) / 1_000_000;
+            System.out.printf("coordinator paused: removed and its pages released on both workers %d ms after SIGSTOP%n", releasedMs);
+        } finally {
+            signal("CONT", coordinator.pid());
+        }
+        long resumed = System.nanoTime();
+
+        // one cluster again, the coordinator a new owner that serves, everything agreeing
+        String displaced = coordinator.awaitLine("was displaced", HEAL);
+        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
+        long mergedMs = (System.nanoTime() - resumed) / 1_000_000;
+        Duration firstAlloc = cache.untilAllocates(HEAL);
+        long servedMs = (System.nanoTime() - resumed) / 1_000_000;
+        System.out.printf("coordinator resumed: one cluster %d ms after SIGCONT, first alloc served %d ms after it (%d ms of tries)%n",
+                mergedMs, servedMs, firstAlloc.toMillis());
+        System.out.println("coordinator said: " + displaced);
+        System.out.println("coordinator said: " + coordinator.awaitLine("back as owner", HEAL));
+        String after = cache.ownerOn(0);
+        assertThat(after).isNotNull().isNotEqualTo(before);
+        assertThat(cache.ownerOn(1)).isEqualTo(after);
+        for (int i = 0; i < 2; i++) {
+            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
+            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
+        }
+        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
+        JsonObject stats = await(cache.cacheStats());
+        assertThat(stats.getString("state")).isEqualTo("ready");
+        JsonArray gpus = stats.getJsonArray("gpus");
+        assertThat(gpus).isNotEmpty();
+        for (int i = 0; i < gpus.size(); i++) {
+            JsonObject gpu = gpus.getJsonObject(i);
+            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
+            assertThat(gpu.getLong("takenBytes")).as("taken <= capacity on %s", gpu.encode()).isLessThanOrEqualTo(gpu.getLong("capacityBytes"));
+        }
+        // a request of the owner before is refused, never served
+        JsonObject stale = new JsonObject().put("pp", 0).put("tp", 0).put("group", 0).put("owner", Owner.parse(before).toString())
+                .put("pages", new JsonArray().add(15)).put("requestId", "stale-1");
+        Throwable refused = here.vertx().eventBus().request(RankWorker.address("pause", 0, 0), stale,
+                new DeliveryOptions().addHeader("action", "map").setSendTimeout(10_000)).transform(ar -> io.vertx.core.Future.succeededFuture(ar.cause())).await();
+        assertThat(refused).isInstanceOf(ReplyException.class);
+        assertThat(((ReplyException) refused).failureCode()).isEqualTo(FailureCode.CONFLICT.code());
+        assertThat(cache.disagreements()).isEmpty();
+    }
+
+    @Test
+    void aPausedWorkerComesBackAndTheCacheServesAgain() throws Exception {
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause-worker"));
+        cache = new CacheProcesses(here, "wpause", GRACE_MS);
+        SpawnedNode tp0 = cache.spawnWorker(0);
+        SpawnedNode tp1 = cache.spawnWorker(1);
+        SpawnedNode coordinator = cache.spawnCoordinator();
+        tp0.awaitReady(START);
+        tp1.awaitReady(START);
+        coordinator.awaitReady(START);
+        for (int i = 0; i < 3; i++) {
+            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
+            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
+        }
+        String owner = cache.ownerOn(0);
+
+        long paused = System.nanoTime();
+        signal("STOP", tp1.pid());
+        try {
+            // removed: the coordinator counts the rank down, and an allocation names it instead of waiting
+            await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
+            System.out.printf("worker paused: its node removed %d ms after SIGSTOP%n", (System.nanoTime() - paused) / 1_000_000);
+            JsonObject missed = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
+            assertThat(missed.getString("miss")).as(missed.encode()).isEqualTo("RANK_DOWN");
+            assertThat(missed.getString("detail")).contains("pp0/tp1");
+        } finally {
+            signal("CONT", tp1.pid());
+        }
+        long resumed = System.nanoTime();
+
+        // one cluster again, the rank back with the pool's pages, the same owner serving
+        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
+        long mergedMs = (System.nanoTime() - resumed) / 1_000_000;
+        Duration firstAlloc = cache.untilAllocates(HEAL);
+        System.out.printf("worker resumed: one cluster %d ms after SIGCONT, first alloc served %d ms after it (%d ms of tries)%n",
+                mergedMs, (System.nanoTime() - resumed) / 1_000_000, firstAlloc.toMillis());
+        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
+        assertThat(cache.ownerOn(0)).isEqualTo(owner);
+        assertThat(cache.ownerOn(1)).isEqualTo(owner);
+        JsonObject stats = await(cache.cacheStats());
+        assertThat(stats.getString("state")).isEqualTo("ready");
+        JsonArray gpus = stats.getJsonArray("gpus");
+        for (int i = 0; i < gpus.size(); i++) {
+            JsonObject gpu = gpus.getJsonObject(i);
+            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
+        }
+    }
+
+    private static void signal(String signal, long pid) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(kill.exitValue()).as("kill -%s %d", signal, pid).isZero();
+    }
+}

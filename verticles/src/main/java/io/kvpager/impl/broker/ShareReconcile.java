@@ -1,0 +1,191 @@
+package io.kvpager.impl.broker;
+
+import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.impl.protocol.Owner;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.shareddata.AsyncMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Rebuilds every GPU's budget record from the truth after the membership changes: Hazelcast's maps
+ * stay writable on both sides of a split and pick entries when the sides merge, so a record may come
+ * back without the share of a pool that holds memory, or with the share of an owner that is gone.
+ * Each node answers for what it runs: on every GPU record it
+ * <ul>
+ *   <li>removes the shares of owners whose node is not a member, and of owners on this node that no
+ *       pool here holds any more (a displaced incarnation, one that closed);</li>
+ *   <li>raises the share of each pool that runs here to what its lease holds ({@link GpuLease#leased},
+ *       never below what its memory holds), where the record shows less or nothing;</li>
+ * </ul>
+ * each by compare-and-set of the whole record, as {@link GpuBroker} writes it. A record whose shares
+ * then exceed the GPU's capacity (two sides granted the same free bytes) is logged as over-granted:
+ * the leases' surplus goes back as their pools go idle, and no new grant is made while it lasts,
+ * since {@link GpuBroker} judges every grant against the record.
+ *
+ * <p>Runs on every node that opened a GPU broker, after each member joins or leaves and after this
+ * node merges back into the cluster.
+ */
+public final class ShareReconcile {
+
+    private static final Logger log = LoggerFactory.getLogger(ShareReconcile.class);
+    private static final int MAX_ROUNDS = 16;
+    /** The pools that run on each node (Vert.x), with the context each runs on. */
+    private static final Map<Vertx, Map<PoolBudget, Context>> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
+    private static final Map<ClusterMembership, Boolean> WATCHED = Collections.synchronizedMap(new WeakHashMap<>());
+
+    private ShareReconcile() {
+    }
+
+    /** {@code budget} holds shares from now on; call on its context. */
+    static void opened(Vertx vertx, PoolBudget budget) {
+        Context context = Vertx.currentContext();
+        LIVE.computeIfAbsent(vertx, v -> new ConcurrentHashMap<>()).put(budget, context != null ? context : vertx.getOrCreateContext());
+        ClusterMembership membership = ClusterMembership.of(vertx);
+        if (membership != null && WATCHED.putIfAbsent(membership, Boolean.TRUE) == null) {
+            Context own = ((VertxInternal) vertx).createEventLoopContext();
+            Runnable run = () -> reconcile(vertx, membership.nodes(), membership.nodeId())
+                    .onFailure(e -> log.warn("reconciling the GPU budget records failed: {}; the next membership change tries again",
+                            e.getMessage()));
+            membership.subscribeChanges(own, run);
+            membership.subscribeDisplacement(own, why -> { }, run);
+        }
+    }
+
+    /** {@code budget} holds no share any more. */
+    static void closed(Vertx vertx, PoolBudget budget) {
+        Map<PoolBudget, Context> live = LIVE.get(vertx);
+        if (live != null) {
+            live.remove(budget);
+        }
+    }
+
+    /**
+     * Reconciles every GPU's record with {@code members} (the cluster's nodes now) and the pools
+     * that run on {@code localNode}; completes with the records rewritten.
+     */
+    public static Future<Integer> reconcile(Vertx vertx, Set<String> members, String localNode) {
+        Set<Owner> owners = ownersHere(vertx);
+        return leasesHere(vertx).compose(leases -> vertx.sharedData().<String, String>getAsyncMap(GpuBroker.SHARES)
+                .compose(shares -> vertx.sharedData().<String, Long>getAsyncMap(GpuBroker.CAPACITIES)
+                        .compose(capacities -> shares.keys().compose(recorded -> {
+                            // a GPU whose whole record a merge lost is one a pool here still leases on
+                            Set<String> gpus = new java.util.TreeSet<>(recorded);
+                            gpus.addAll(leases.keySet());
+                            List<Future<Boolean>> done = new ArrayList<>();
+                            for (String gpu : gpus) {
+                                done.add(capacities.get(gpu).compose(capacity -> reconcile(shares, gpu, capacity, members, localNode,
+                                        owners, leases.getOrDefault(gpu, Map.of()), 0)));
+                            }
+                            return Future.all(done).map(all -> (int) done.stream().filter(Future::result).count());
+                        }))));
+    }
+
+    /** What a pool here holds on one GPU: its owner and the bytes its lease holds. */
+    private record Held(Owner owner, long leased) {
+    }
+
+    /** The owners of the pools running on this node now: registered before their first claim, until they close. */
+    private static Set<Owner> ownersHere(Vertx vertx) {
+        Set<Owner> owners = new java.util.HashSet<>();
+        for (PoolBudget pool : Map.copyOf(LIVE.getOrDefault(vertx, Map.of())).keySet()) {
+            owners.add(pool.owner());
+        }
+        return owners;
+    }
+
+    /** Each GPU's leases of the pools on this node, read on each pool's context. */
+    private static Future<Map<String, Map<String, Held>>> leasesHere(Vertx vertx) {
+        Map<PoolBudget, Context> live = LIVE.getOrDefault(vertx, Map.of());
+        List<Future<Map<String, Map<String, Held>>>> read = new ArrayList<>();
+        for (Map.Entry<PoolBudget, Context> pool : Map.copyOf(live).entrySet()) {
+            Promise<Map<String, Map<String, Held>>> one = Promise.promise();
+            pool.getValue().runOnContext(v -> {
+                Map<String, Map<String, Held>> byGpu = new HashMap<>();
+                for (GpuLease lease : pool.getKey().leases()) {
+                    byGpu.computeIfAbsent(lease.broker().gpu(), g -> new LinkedHashMap<>())
+                            .put(pool.getKey().poolName(), new Held(pool.getKey().owner(), Math.max(lease.leased(), lease.held())));
+                }
+                one.complete(byGpu);
+            });
+            read.add(one.future());
+        }
+        return Future.all(read).map(all -> {
+            Map<String, Map<String, Held>> merged = new HashMap<>();
+            for (Future<Map<String, Map<String, Held>>> f : read) {
+                f.result().forEach((gpu, pools) -> merged.computeIfAbsent(gpu, g -> new LinkedHashMap<>()).putAll(pools));
+            }
+            return merged;
+        });
+    }
+
+    private static Future<Boolean> reconcile(AsyncMap<String, String> shares, String gpu, Long capacity, Set<String> members,
+                                             String localNode, Set<Owner> owners, Map<String, Held> here, int round) {
+        return shares.get(gpu).compose(text -> {
+            GpuShares now = GpuShares.parse(text);
+            Map<String, GpuShares.Share> next = new LinkedHashMap<>(now.shares());
+            List<String> changes = new ArrayList<>();
+            now.shares().forEach((pool, share) -> {
+                Owner owner = share.owner();
+                boolean departed = !members.contains(owner.nodeId());
+                boolean gone = owner.isOn(localNode) && !owners.contains(owner);
+                if (departed || gone) {
+                    next.remove(pool);
+                    changes.add(pool + " of " + (departed ? "departed" : "gone") + " owner " + owner + " (" + share.bytes() + " bytes) removed");
+                }
+            });
+            here.forEach((pool, held) -> {
+                GpuShares.Share recorded = next.get(pool);
+                if (recorded != null && !recorded.owner().equals(held.owner())) {
+                    // another incarnation of the pool claimed it: this one's next take fails, and it is displaced
+                    return;
+                }
+                if (recorded == null || recorded.bytes() < held.leased()) {
+                    next.put(pool, new GpuShares.Share(held.owner(), held.leased()));
+                    changes.add(pool + " of owner " + held.owner() + " set to the " + held.leased() + " bytes its lease holds (the record had "
+                            + (recorded == null ? "none" : recorded.bytes()) + ")");
+                }
+            });
+            if (changes.isEmpty()) {
+                warnIfOverGranted(gpu, capacity, now);
+                return Future.succeededFuture(false);
+            }
+            GpuShares rebuilt = new GpuShares(next);
+            Future<Boolean> written = text == null ? shares.putIfAbsent(gpu, rebuilt.encode()).map(before -> before == null)
+                    : shares.replaceIfPresent(gpu, text, rebuilt.encode());
+            return written.compose(done -> {
+                if (done) {
+                    log.info("gpu {}: budget record reconciled with the members and the pools running: {}", gpu, String.join("; ", changes));
+                    warnIfOverGranted(gpu, capacity, rebuilt);
+                    return Future.succeededFuture(true);
+                }
+                if (round >= MAX_ROUNDS) {
+                    return Future.failedFuture(new IllegalStateException("gpu " + gpu + ": gave up reconciling its record after "
+                            + MAX_ROUNDS + " rounds lost to other writers"));
+                }
+                return reconcile(shares, gpu, capacity, members, localNode, owners, here, round + 1);
+            });
+        });
+    }
+
+    private static void warnIfOverGranted(String gpu, Long capacity, GpuShares shares) {
+        if (capacity != null && shares.total() > capacity) {
+            log.warn("gpu {}: its shares add up to {} bytes, over its capacity of {} (granted on both sides of a split); no new grant"
+                    + " until the pools give their surplus back: {}", gpu, shares.total(), capacity, shares.shares());
+        }
+    }
+}
