@@ -132,6 +132,7 @@ public final class CoordinatorVerticle extends VerticleBase {
                 return;
             }
             Coordinator born = incarnation(options);
+            born.reclaims().takeOver(old.reclaims());
             LimitResult limit = old.lastLimit();
             if (limit != null) {
                 born.setMemoryLimit(limit.limitBytes(), limit.revision());

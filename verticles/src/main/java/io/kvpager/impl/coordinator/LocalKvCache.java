@@ -205,7 +205,7 @@ public final class LocalKvCache implements KvCache {
 
     @Override
     public Future<List<RankViews>> views() {
-        return onContext(coordinator::views);
+        return onContext(() -> verticle.coordinator().views());
     }
 
     @Override
@@ -215,7 +215,7 @@ public final class LocalKvCache implements KvCache {
 
     @Override
     public KvCache reclaimHandler(Handler<Reclaim> handler) {
-        coordinator.reclaims().handler(handler);
+        verticle.coordinator().reclaims().handler(handler);
         return this;
     }
 

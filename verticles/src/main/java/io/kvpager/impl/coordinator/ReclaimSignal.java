@@ -41,6 +41,11 @@ final class ReclaimSignal {
         target = new Target(handler, caller != null ? caller : fallback);
     }
 
+    /** Takes the engine's handler from {@code before}, the signal of the incarnation this one replaces. */
+    void takeOver(ReclaimSignal before) {
+        target = before.target;
+    }
+
     /** Whether an engine handles reclaims here. */
     boolean handled() {
         return target != null;
