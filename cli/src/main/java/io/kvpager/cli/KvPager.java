@@ -72,9 +72,12 @@ public final class KvPager implements Runnable {
     /** The picocli command line of {@code root}, with kvpager's one-line error handling. */
     /** The commands that ask a cluster's node over HTTP. */
     static final List<String> CLIENT_COMMANDS = List.of("status", "top", "limit");
-    /** The flags only a member of the cluster uses: its ports, its Hazelcast config, its TLS stores. */
-    static final List<String> MEMBER_FLAGS = List.of("--cluster-port", "--cluster-member-port", "--cluster-config", "--tls-key-store",
-            "--tls-trust-store");
+    /**
+     * The flags only a member of the cluster uses: its ports, its Hazelcast config, the cluster secret. A
+     * client keeps its TLS stores: with TLS on it presents its certificate to the node's HTTPS endpoint.
+     */
+    static final List<String> MEMBER_FLAGS = List.of("--cluster-port", "--cluster-member-port", "--cluster-config",
+            "--cluster-secret-file");
 
     public static CommandLine commandLine(KvPager root) {
         CommandLine commandLine = new CommandLine(root);

@@ -155,7 +155,7 @@ class CommandLineTest {
         for (String flag : KvPager.MEMBER_FLAGS) {
             assertThat(help.out()).as("%s --help", command).doesNotContain(flag);
         }
-        assertThat(help.out()).contains("--cluster-name").contains("--cluster-join").contains("--node");
+        assertThat(help.out()).contains("--cluster-name").contains("--cluster-join").contains("--node").contains("--tls-key-store");
         Run refused = command.equals("limit") ? run(command, "llama", "1GiB", "--cluster", "--cluster-member-port", "5701")
                 : run(command, "--cluster", "--cluster-member-port", "5701");
         assertThat(refused.exitCode()).isEqualTo(2);
