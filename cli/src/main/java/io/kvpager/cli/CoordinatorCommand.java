@@ -71,7 +71,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     GuaranteeConverter.Typed guarantee;
 
     @Option(names = "--reclaim-deadline", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "How long the engine has to give back what a reclaim asks, e.g. 500ms (default 1s).")
+            description = "How long the engine has to give back what a reclaim asks, e.g. 500ms (default 250ms).")
     java.time.Duration reclaimDeadline;
 
     @Mixin

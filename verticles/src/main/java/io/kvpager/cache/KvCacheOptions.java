@@ -49,7 +49,7 @@ public class KvCacheOptions {
     public static final long DEFAULT_IDLE_HANDLE_MS = 1_000;
     public static final String DEFAULT_DEVICE = "sim";
     /** How long an engine has to give back what a {@link Reclaim} asks, by default. */
-    public static final long DEFAULT_RECLAIM_DEADLINE_MS = 1_000;
+    public static final long DEFAULT_RECLAIM_DEADLINE_MS = 250;
 
     private static final Pattern RANK_NAME = Pattern.compile("pp(\\d+)/tp(\\d+)");
     private static final List<String> HANDLE_POOL_KEYS = List.of("prefillPages", "boundPages");

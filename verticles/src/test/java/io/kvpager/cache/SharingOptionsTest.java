@@ -16,13 +16,13 @@ class SharingOptionsTest {
     }
 
     @Test
-    void defaultsAreNoGuaranteeSetAndASecondToGiveBack() {
+    void defaultsAreNoGuaranteeSetAndAQuarterSecondToGiveBack() {
         KvCacheOptions o = valid().validate();
         assertThat(o.getGuaranteeBytes()).isNull();
         assertThat(o.getGuaranteePercent()).isNull();
-        assertThat(o.getReclaimDeadlineMs()).isEqualTo(KvCacheOptions.DEFAULT_RECLAIM_DEADLINE_MS).isEqualTo(1_000);
+        assertThat(o.getReclaimDeadlineMs()).isEqualTo(KvCacheOptions.DEFAULT_RECLAIM_DEADLINE_MS).isEqualTo(250);
         assertThat(o.toJson().containsKey("guaranteeBytes")).isFalse();
-        assertThat(o.toJson().getLong("reclaimDeadlineMs")).isEqualTo(1_000);
+        assertThat(o.toJson().getLong("reclaimDeadlineMs")).isEqualTo(250);
     }
 
     @Test
