@@ -69,7 +69,9 @@ final class MemoryChart {
         if (parent != null) {
             Files.createDirectories(parent);
         }
-        Path partial = Files.createTempFile(parent == null ? Path.of(".") : parent, ".kvpager-chart-", ".png.part");
+        // a name of this process's own beside the file, created with the file's usual permissions (a temporary file's are 0600)
+        Path partial = file.resolveSibling("." + file.getFileName() + "." + ProcessHandle.current().pid() + "-" + System.nanoTime()
+                + ".part");
         try {
             try (OutputStream out = Files.newOutputStream(partial)) {
                 if (!ImageIO.write(image, "png", out)) {

@@ -27,6 +27,9 @@ class MemoryChartTest {
         Path file = dir.resolve("charts/memory.png");
         MemoryChart.write(file, "test", List.of("7b", "70b"), List.of(a, b), 141L << 30, 47L << 30);
         assertThat(file).isNotEmptyFile();
+        // the permissions of any file written there, not a temporary file's owner-only ones
+        Path plain = Files.createFile(file.resolveSibling("plain"));
+        assertThat(Files.getPosixFilePermissions(file)).isEqualTo(Files.getPosixFilePermissions(plain));
         var image = ImageIO.read(file.toFile());
         assertThat(image.getWidth()).isEqualTo(1000);
         assertThat(image.getHeight()).isEqualTo(560);
