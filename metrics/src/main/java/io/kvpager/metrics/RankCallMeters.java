@@ -45,6 +45,8 @@ public final class RankCallMeters {
     private static final Pattern RANK = Pattern.compile("kvpager\\.([A-Za-z0-9_-]+)\\.pp(\\d+)\\.tp(\\d+)");
     private static final Pattern COORDINATOR = Pattern.compile("kvpager\\.([A-Za-z0-9_-]+)\\.coordinator");
     private static final Set<String> TIMED = Set.of("map", "unmap");
+    /** The action tag of a request whose action header names no action of the protocol: one meter for all of them. */
+    static final String UNKNOWN_ACTION = "unknown";
     private static final long FORGET_AFTER_NANOS = TimeUnit.MINUTES.toNanos(10);
 
     private record Call(String instance, String rank, String action, long startNanos) {
@@ -110,7 +112,9 @@ public final class RankCallMeters {
         if (action != null && message.replyAddress() != null && message.address().startsWith("kvpager.")) {
             Matcher rank = RANK.matcher(message.address());
             if (rank.matches()) {
-                serving.put(message.replyAddress(), new Call(rank.group(1), "pp" + rank.group(2) + "/tp" + rank.group(3), action,
+                // the header comes from whoever sent the request: only the protocol's actions become tag values
+                String known = WorkerProtocol.ACTIONS.contains(action) ? action : UNKNOWN_ACTION;
+                serving.put(message.replyAddress(), new Call(rank.group(1), "pp" + rank.group(2) + "/tp" + rank.group(3), known,
                         System.nanoTime()));
             } else if ("alloc".equals(action)) {
                 Matcher coordinator = COORDINATOR.matcher(message.address());

@@ -76,4 +76,25 @@ class KvCacheMetersTest {
         assertThat(registry.scrape()).doesNotContain("kvpager_pages", "kvpager_rank_", "kvpager_gpu_", "kvpager_misses")
                 .contains("kvpager_alloc_seconds_count");
     }
+
+    @Test
+    void actionNamesFromTheBusThatNameNoActionShareOneTag() throws Exception {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        RankCallMeters calls = new RankCallMeters(registry);
+        calls.install(vertx.eventBus());
+        try {
+            String rank = io.kvpager.protocol.WorkerProtocol.rankAddress("meters-test", 0, 0);
+            for (int i = 0; i < 20; i++) {
+                var delivery = new io.vertx.core.eventbus.DeliveryOptions().addHeader(io.kvpager.protocol.WorkerProtocol.ACTION_HEADER,
+                        "no-such-action-" + i);
+                // the worker refuses each; what matters is the meters it leaves behind
+                vertx.eventBus().request(rank, new JsonObject(), delivery).transform(ar -> io.vertx.core.Future.succeededFuture())
+                        .await(10, TimeUnit.SECONDS);
+            }
+            String scrape = registry.scrape();
+            assertThat(scrape).contains("action=\"" + RankCallMeters.UNKNOWN_ACTION + "\"").doesNotContain("no-such-action");
+        } finally {
+            calls.remove(vertx.eventBus());
+        }
+    }
 }

@@ -9,6 +9,7 @@ import io.kvpager.device.RankException;
 import io.kvpager.device.RankHandlePool;
 import io.kvpager.impl.protocol.Owner;
 import io.kvpager.impl.protocol.RequestBody;
+import io.kvpager.impl.protocol.WireText;
 import io.kvpager.impl.protocol.WorkerAction;
 import io.kvpager.impl.protocol.CreateTensorsReply;
 import io.kvpager.impl.protocol.CreateTensorsRequest;
@@ -490,13 +491,15 @@ public final class RankWorkerVerticle extends VerticleBase {
         RankException failure = RankException.of(error);
         String name = rank == null ? "worker" : rank;
         String text = failure.text(name, request.group);
+        // the action header is the sender's text: cut, so an 8 KB name does not fill the log
+        String action = WireText.cut(request.action);
         if (failure.unexpected()) {
-            LOG.error("{} failed with {}: {}", request.action, failure.code().code(), text, failure.getCause());
+            LOG.error("{} failed with {}: {}", action, failure.code().code(), text, failure.getCause());
         } else if (failure.code() == FailureCode.OUT_OF_MEMORY) {
             // Upstream this is an allocation miss the engine preempts on; the coordinator counts it.
-            LOG.info("{} failed with {}: {}", request.action, failure.code().code(), text);
+            LOG.info("{} failed with {}: {}", action, failure.code().code(), text);
         } else {
-            LOG.warn("{} failed with {}: {}", request.action, failure.code().code(), text);
+            LOG.warn("{} failed with {}: {}", action, failure.code().code(), text);
         }
         return Answer.failure(new io.kvpager.cache.RankFailure(name, failure.code(), text, request.group, failure.page(),
                 failure.driverError(), failure.rollbackComplete(), failure.unrestoredPages()));
