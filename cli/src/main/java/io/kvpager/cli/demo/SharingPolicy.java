@@ -1,14 +1,10 @@
 package io.kvpager.cli.demo;
 
-import java.util.Arrays;
-import java.util.Locale;
-import java.util.stream.Collectors;
-
 /**
  * How the models of a demo run share the GPU's budget. {@code kvpager demo --compare} runs the
  * same trace under each, one after another.
  */
-public enum SharingPolicy {
+public enum SharingPolicy implements FlagChoice {
     /** Each model limited to an equal share of the GPU's budget, per rank, as {@code --limit} does. */
     STATIC("static", "each model limited to budget / models (per rank: / tp), as --limit does"),
     /** Elastic sharing without guarantees: memory goes to whoever asks first ({@code guaranteePercent 0} on every cache). */
@@ -24,21 +20,19 @@ public enum SharingPolicy {
         this.meaning = meaning;
     }
 
-    /** The name on the command line and in the tables. */
+    @Override
     public String flag() {
         return flag;
     }
 
+    @Override
     public String meaning() {
         return meaning;
     }
 
     /** The policy called {@code name} on the command line, or an error naming the policies. */
     public static SharingPolicy of(String name) {
-        String key = name.strip().toLowerCase(Locale.ROOT);
-        return Arrays.stream(values()).filter(p -> p.flag.equals(key)).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("no sharing policy '" + name + "'; policies: "
-                        + Arrays.stream(values()).map(SharingPolicy::flag).collect(Collectors.joining(", "))));
+        return FlagChoice.of(SharingPolicy.class, name, "sharing policy", "policies");
     }
 
     @Override

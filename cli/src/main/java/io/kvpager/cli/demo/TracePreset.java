@@ -1,11 +1,7 @@
 package io.kvpager.cli.demo;
 
-import java.util.Arrays;
-import java.util.Locale;
-import java.util.stream.Collectors;
-
 /** The shapes of seeded trace {@link ServingTrace} generates ({@code kvpager demo --trace-preset}). */
-public enum TracePreset {
+public enum TracePreset implements FlagChoice {
     /**
      * One model bursts at a time, in turn (the first preset): each burst wants about 80 % of the GPU,
      * over a trickle of 5 %; bursts meet only through the tails of their requests.
@@ -31,20 +27,19 @@ public enum TracePreset {
         this.meaning = meaning;
     }
 
+    @Override
     public String flag() {
         return flag;
     }
 
+    @Override
     public String meaning() {
         return meaning;
     }
 
     /** The preset called {@code name} on the command line, or an error naming the presets. */
     public static TracePreset of(String name) {
-        String key = name.strip().toLowerCase(Locale.ROOT);
-        return Arrays.stream(values()).filter(p -> p.flag.equals(key)).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("no trace preset '" + name + "'; presets: "
-                        + Arrays.stream(values()).map(TracePreset::flag).collect(Collectors.joining(", "))));
+        return FlagChoice.of(TracePreset.class, name, "trace preset", "presets");
     }
 
     @Override
