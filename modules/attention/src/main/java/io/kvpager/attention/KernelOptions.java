@@ -1,6 +1,7 @@
 package io.kvpager.attention;
 
 import io.kvpager.Geometry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -20,9 +21,14 @@ import java.util.Optional;
  * blocks, the thread blocks per multiprocessor (0: as many as fit); chunked, 0 for whole waves of
  * the thread blocks that fit at once ({@link SplitPlan#waves}), else that many thread blocks per
  * multiprocessor ({@link SplitPlan#of(DecodeBatch, int, int, int)}).
+ *
+ * <p>{@code warpPerHead} (chunked only) makes the warp the unit of work instead of the thread
+ * block: each warp takes one (sequence, KV head, chunk) alone and a thread block {@code warps}
+ * consecutive KV heads, so {@code warps} times as many (sequence, KV head) pairs run at once.
  */
 public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch,
-                            boolean headsFirst, int blocksPerMultiprocessor, boolean wholeBlocks, int tokensPerCopy) {
+                            boolean headsFirst, int blocksPerMultiprocessor, boolean wholeBlocks, int tokensPerCopy,
+                            boolean warpPerHead) {
 
     /** Shared memory a thread block may use on the GPUs kvpager targets (sm_80 and later). */
     public static final int MAX_SHARED_BYTES = 227 * 1024;
@@ -30,6 +36,8 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     public static final int MAX_WHOLE_BLOCK_HEADS = 8;
     /** Tiles in flight and in use of the whole-block kernel at most by {@link #wholeBlockOptions()}. */
     public static final int DEFAULT_STAGES = 3;
+    /** Warps of a chunked thread block at most (512 threads: 128 registers a thread, one per multiprocessor). */
+    public static final int MAX_WARPS = 16;
 
     public KernelOptions {
         if (wholeBlocks && shape.fp8()) {
@@ -39,6 +47,10 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
             throw new IllegalArgumentException("the whole-block kernel takes at most " + MAX_WHOLE_BLOCK_HEADS
                     + " KV heads, the shape has " + shape.kvHeads() + ": use the chunked kernel");
         }
+        if (wholeBlocks && warpPerHead) {
+            throw new IllegalArgumentException("a warp per KV head is a mode of the chunked kernel; the whole-block kernel "
+                    + "already runs one warp per KV head");
+        }
         if (wholeBlocks && warps != shape.kvHeads()) {
             throw new IllegalArgumentException("the whole-block kernel runs one warp per KV head: warps must be "
                     + shape.kvHeads() + ", got " + warps);
@@ -46,8 +58,8 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         if (blocksPerPage <= 0) {
             throw new IllegalArgumentException("blocksPerPage must be at least 1, got " + blocksPerPage);
         }
-        if (warps < 1 || warps > 8) {
-            throw new IllegalArgumentException("warps must be 1..8, got " + warps);
+        if (warps < 1 || warps > MAX_WARPS) {
+            throw new IllegalArgumentException("warps must be 1.." + MAX_WARPS + ", got " + warps);
         }
         if (stages < 2 || stages > 8) {
             throw new IllegalArgumentException("stages must be 2..8, got " + stages);
@@ -69,17 +81,24 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         if (wholeBlocks && l2Prefetch != 0) {
             throw new IllegalArgumentException("l2Prefetch is a hint of the 16-byte copies; bulk copies take none");
         }
-        if (sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy) > MAX_SHARED_BYTES) {
+        int shared = sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy, warpPerHead);
+        if (shared > MAX_SHARED_BYTES) {
             throw new IllegalArgumentException(warps + " warps × " + stages + " stages of head size " + shape.headSize()
-                    + " need " + sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy) + " bytes of shared memory; at most "
-                    + MAX_SHARED_BYTES + " fit");
+                    + " need " + shared + " bytes of shared memory; at most " + MAX_SHARED_BYTES + " fit");
         }
     }
 
-    /** Chunked options ({@code paged_decode}). */
+    /** Chunked options ({@code paged_decode}), the warps of a thread block sharing one KV head. */
     public KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch, boolean headsFirst,
                          int blocksPerMultiprocessor) {
-        this(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, false, 1);
+        this(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, false, 1, false);
+    }
+
+    /** Options of either kernel, the chunked kernel's warps sharing one KV head. */
+    public KernelOptions(AttentionShape shape, int blocksPerPage, int warps, int stages, int l2Prefetch, boolean headsFirst,
+                         int blocksPerMultiprocessor, boolean wholeBlocks, int tokensPerCopy) {
+        this(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, wholeBlocks, tokensPerCopy,
+                false);
     }
 
     /**
@@ -110,7 +129,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
             return Optional.empty();
         }
         for (int stages = DEFAULT_STAGES; stages >= 2; stages--) {
-            if (sharedBytes(shape, shape.kvHeads(), stages, true, 1) <= MAX_SHARED_BYTES) {
+            if (sharedBytes(shape, shape.kvHeads(), stages, true, 1, false) <= MAX_SHARED_BYTES) {
                 return Optional.of(wholeBlocks(stages, 0));
             }
         }
@@ -118,28 +137,68 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     }
 
     /**
-     * The launch shape {@link PagedDecodeAttention#create(AttentionShape, KvTensors, int, KernelCache)}
-     * keeps beside the default for batches it runs whole in one wave: the chunked kernel with 3
-     * warps (the same stages), whose smaller thread blocks fit 4 to a multiprocessor where the
-     * default's 4 warps fit 3 (head size 128 on the H200), the same 12 warps. A batch the default
-     * must cut into chunks and merge (64 sequences × 8 KV heads: 512 thread blocks, 396 resident)
-     * then runs uncut in one wave instead (528 resident): 3 to 5 % faster in the benchmark, slower
-     * where the batch needs several waves either way. Empty for the whole-block kernel, for
-     * options that already have 3 warps or fewer, and where 3 warps' shared memory does not fit.
+     * The launch shapes {@link PagedDecodeAttention#create(AttentionShape, KvTensors, int, KernelCache)}
+     * keeps beside the default, in the order {@code load} tries them for a batch the default would
+     * cut and merge or run in several waves: the first that runs the batch whole in one wave
+     * ({@link SplitPlan#isOneWhole}) runs it. Each is left out where its shared memory does not fit:
+     * <ul>
+     *   <li>3 warps, the same stages: 4 thread blocks fit a multiprocessor where the default's 4
+     *       warps fit 3 (bf16, head size 128 on the H200), the same 12 warps, so 64 sequences × 8 KV
+     *       heads (512) run uncut in one wave (528 resident) instead of cut and merged (396): 3 to 5 %
+     *       faster in the benchmark.</li>
+     *   <li>a warp per KV head, the same warps and stages: 4 times the (sequence, KV head) pairs at
+     *       once, for many short sequences: 256 sequences × 8 KV heads of FP8 pages (2,048 warps of
+     *       the 2,112 that fit) in one wave instead of four.</li>
+     *   <li>{@value #MAX_WARPS} warps, the same stages: one thread block per multiprocessor with
+     *       {@value #MAX_WARPS} warps sharing one KV head, for few long sequences: 16 × 8 KV heads
+     *       (128 pairs, at most one per multiprocessor) uncut, with no merge pass.</li>
+     * </ul>
+     * Empty for the whole-block kernel and for options with their own thread blocks per
+     * multiprocessor.
      */
-    public Optional<KernelOptions> oneWaveAlternative() {
-        if (wholeBlocks || warps <= 3 || blocksPerMultiprocessor != 0) {
-            return Optional.empty();
+    public List<KernelOptions> oneWaveAlternatives() {
+        if (wholeBlocks || warpPerHead || blocksPerMultiprocessor != 0) {
+            return List.of();
         }
-        if (sharedBytes(shape, 3, stages, false, 1) > MAX_SHARED_BYTES) {
-            return Optional.empty();
+        List<KernelOptions> alternatives = new ArrayList<>();
+        if (warps > 3) {
+            fitting(3, false).ifPresent(alternatives::add);
         }
-        return Optional.of(with(3, stages, l2Prefetch, headsFirst, 0));
+        fitting(warps, true).ifPresent(alternatives::add);
+        if (warps < MAX_WARPS) {
+            fitting(MAX_WARPS, false).ifPresent(alternatives::add);
+        }
+        return List.copyOf(alternatives);
     }
 
-    /** Chunked options ({@code paged_decode}) with another launch shape. */
+    private Optional<KernelOptions> fitting(int warps, boolean warpPerHead) {
+        if (sharedBytes(shape, warps, stages, false, 1, warpPerHead) > MAX_SHARED_BYTES) {
+            return Optional.empty();
+        }
+        return Optional.of(new KernelOptions(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, 0, false, 1,
+                warpPerHead));
+    }
+
+    /** Chunked options ({@code paged_decode}) with another launch shape, its warps sharing one KV head. */
     public KernelOptions with(int warps, int stages, int l2Prefetch, boolean headsFirst, int blocksPerMultiprocessor) {
         return new KernelOptions(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor);
+    }
+
+    /** The same chunked options with a warp per KV head ({@code warpPerHead}). */
+    public KernelOptions withWarpPerHead() {
+        if (wholeBlocks) {
+            throw new IllegalArgumentException("a warp per KV head is a mode of the chunked kernel");
+        }
+        return new KernelOptions(shape, blocksPerPage, warps, stages, l2Prefetch, headsFirst, blocksPerMultiprocessor, false,
+                1, true);
+    }
+
+    /**
+     * Thread blocks of the chunked kernel per (sequence, chunk): one per KV head, or with a warp
+     * per KV head one per {@code warps} KV heads (the last one's spare warps idle).
+     */
+    public int blocksPerChunk() {
+        return warpPerHead ? (shape.kvHeads() + warps - 1) / warps : shape.kvHeads();
     }
 
     /**
@@ -169,7 +228,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
      * last-piece flag.
      */
     public int sharedBytes() {
-        return sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy);
+        return sharedBytes(shape, warps, stages, wholeBlocks, tokensPerCopy, warpPerHead);
     }
 
     /** The NVRTC options, architecture excluded. */
@@ -186,10 +245,12 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
                 "-DSTAGES=" + stages,
                 "-DL2_PREFETCH=" + l2Prefetch,
                 "-DHEADS_FIRST=" + (headsFirst ? 1 : 0),
-                "-DTOKENS_PER_COPY=" + tokensPerCopy);
+                "-DTOKENS_PER_COPY=" + tokensPerCopy,
+                "-DWARP_HEADS=" + (warpPerHead ? 1 : 0));
     }
 
-    private static int sharedBytes(AttentionShape shape, int warps, int stages, boolean wholeBlocks, int tokensPerCopy) {
+    private static int sharedBytes(AttentionShape shape, int warps, int stages, boolean wholeBlocks, int tokensPerCopy,
+                                   boolean warpPerHead) {
         if (wholeBlocks) {
             // each copy of tokensPerCopy token rows padded by 16 bytes
             long tile = SplitPlan.TILE * shape.rowBytes() * shape.kvHeads() + SplitPlan.TILE / tokensPerCopy * 16L;
@@ -198,7 +259,11 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         // FP8: each tile's 16 K and 16 V scales (fp32) after the two tiles of a stage
         long tile = SplitPlan.TILE * shape.rowBytes() + (shape.fp8() ? SplitPlan.TILE * Float.BYTES : 0);
         long ring = (long) warps * stages * 2 * tile;
-        long merge = (long) warps * shape.group() * (shape.headSize() + 2) * Float.BYTES;
-        return (int) Math.max(ring, merge);
+        // the warps' results for the merge: all of them at once, or with a warp per KV head each in its own ring
+        long result = (long) shape.group() * (shape.headSize() + 2) * Float.BYTES;
+        if (warpPerHead) {
+            return (int) Math.min(Integer.MAX_VALUE, warps * Math.max(ring / warps, result));
+        }
+        return (int) Math.max(ring, warps * result);
     }
 }

@@ -151,8 +151,9 @@ public final class PagedDecodeAttention implements AutoCloseable {
 
     /**
      * The operation for {@code shape} over {@code tensors} on GPU {@code gpu}, with the default
-     * launch shape and its one-wave alternative ({@link KernelOptions#oneWaveAlternative}), which
-     * {@link #load} picks for a batch it runs whole in one wave where the default would cut it.
+     * launch shape and its one-wave alternatives ({@link KernelOptions#oneWaveAlternatives}): for a
+     * batch the default would cut or run in several waves, {@link #load} picks the first of them that
+     * runs it whole in one wave.
      *
      * @throws IllegalArgumentException when the shape does not fit the tensors' geometry
      * @throws IllegalStateException when NVRTC is missing (the message says what was looked for)
@@ -161,7 +162,7 @@ public final class PagedDecodeAttention implements AutoCloseable {
         Objects.requireNonNull(tensors, "tensors");
         KernelOptions defaults = KernelOptions.of(shape, tensors.geometry());
         List<KernelOptions> launchShapes = new ArrayList<>(List.of(defaults));
-        defaults.oneWaveAlternative().ifPresent(launchShapes::add);
+        launchShapes.addAll(defaults.oneWaveAlternatives());
         return create(launchShapes, tensors, gpu, cache);
     }
 
@@ -198,13 +199,16 @@ public final class PagedDecodeAttention implements AutoCloseable {
         requireOpen();
         batch.check(shape, tensors.geometry(), held);
         int chosen = 0;
-        LaunchPlan plan = plan(kernels.getFirst(), batch);
-        if (plan instanceof SplitPlan split && split.maxSplits() > 1) {
-            // a batch that needs a merge pass with the first shape, but runs whole in one wave of another's
+        Kernel first = kernels.getFirst();
+        LaunchPlan plan = plan(first, batch);
+        if (!(plan instanceof SplitPlan split
+                && split.isOneWhole(batch, first.options.blocksPerChunk(), multiprocessors * first.resident))) {
+            // a batch that the first shape cuts and merges, or runs in several waves, but another runs whole in one wave
             for (int k = 1; k < kernels.size(); k++) {
-                int resident = multiprocessors * kernels.get(k).resident;
-                SplitPlan alternative = SplitPlan.waves(batch, shape.kvHeads(), resident);
-                if (alternative.isOneWhole(batch, shape.kvHeads(), resident)) {
+                Kernel other = kernels.get(k);
+                int resident = multiprocessors * other.resident;
+                SplitPlan alternative = SplitPlan.waves(batch, other.options.blocksPerChunk(), resident);
+                if (alternative.isOneWhole(batch, other.options.blocksPerChunk(), resident)) {
                     chosen = k;
                     plan = alternative;
                     break;
@@ -222,9 +226,10 @@ public final class PagedDecodeAttention implements AutoCloseable {
             int fit = perMultiprocessor == 0 ? kernel.resident : Math.min(perMultiprocessor, kernel.resident);
             return StreamPlan.of(batch, multiprocessors * fit);
         }
+        int blocksPerChunk = kernel.options.blocksPerChunk();
         return perMultiprocessor == 0
-                ? SplitPlan.waves(batch, shape.kvHeads(), multiprocessors * kernel.resident)
-                : SplitPlan.of(batch, shape.kvHeads(), multiprocessors, perMultiprocessor);
+                ? SplitPlan.waves(batch, blocksPerChunk, multiprocessors * kernel.resident)
+                : SplitPlan.of(batch, blocksPerChunk, multiprocessors, perMultiprocessor);
     }
 
     /** The launch shape the batch last loaded into {@code batch} runs with. */
@@ -272,8 +277,8 @@ public final class PagedDecodeAttention implements AutoCloseable {
                 Pointer.to(new long[] {tensors.blockStride()}), Pointer.to(new long[] {tensors.pageStride()}),
                 Pointer.to(new int[] {plan.chunkTokens()}), Pointer.to(new int[] {plan.maxSplits()}),
                 Pointer.to(new float[] {scaleLog2}));
-        int gridX = options.headsFirst() ? shape.kvHeads() : plan.maxSplits();
-        int gridY = options.headsFirst() ? plan.maxSplits() : shape.kvHeads();
+        int gridX = options.headsFirst() ? options.blocksPerChunk() : plan.maxSplits();
+        int gridY = options.headsFirst() ? plan.maxSplits() : options.blocksPerChunk();
         cuLaunchKernel(kernel.decode, gridX, gridY, loaded.sequences(), options.threads(), 1, 1,
                 options.sharedBytes(), stream, decodeArguments, null);
         if (plan.maxSplits() > 1) {

@@ -58,11 +58,13 @@ public record SplitPlan(int chunkTokens, int maxSplits) implements LaunchPlan {
 
     /**
      * The plan that finishes soonest when {@code resident} thread blocks run at once (the
-     * multiprocessors times the kernel's occupancy): every chunk count from one to one per
-     * {@link #MIN_CHUNK} tokens of the longest sequence is costed as whole waves of thread blocks,
-     * each as long as a chunk plus {@link #BLOCK_OVERHEAD_TOKENS}, and the cheapest is taken, fewer
-     * chunks on a tie. A last wave that is nearly empty costs a whole wave: a thread block reads
-     * only as fast as its own copies in flight allow, so a few left alone run slowly.
+     * multiprocessors times the kernel's occupancy), {@code kvHeads} thread blocks per (sequence,
+     * chunk) (one per KV head; with a warp per KV head, {@link KernelOptions#blocksPerChunk}): every
+     * chunk count from one to one per {@link #MIN_CHUNK} tokens of the longest sequence is costed
+     * as whole waves of thread blocks, each as long as a chunk plus {@link #BLOCK_OVERHEAD_TOKENS},
+     * and the cheapest is taken, fewer chunks on a tie. A last wave that is nearly empty costs a
+     * whole wave: a thread block reads only as fast as its own copies in flight allow, so a few left
+     * alone run slowly.
      */
     public static SplitPlan waves(DecodeBatch batch, int kvHeads, int resident) {
         if (resident <= 0) {
@@ -93,9 +95,9 @@ public record SplitPlan(int chunkTokens, int maxSplits) implements LaunchPlan {
     }
 
     /**
-     * Whether this plan runs {@code batch} whole in one wave of {@code resident} thread blocks:
-     * no sequence cut (so no merge pass) and every (sequence, KV head) pair's thread block resident
-     * at once (so no second wave).
+     * Whether this plan runs {@code batch} whole in one wave of {@code resident} thread blocks,
+     * {@code kvHeads} of them per sequence (as {@link #waves}): no sequence cut (so no merge pass)
+     * and every sequence's thread blocks resident at once (so no second wave).
      */
     public boolean isOneWhole(DecodeBatch batch, int kvHeads, int resident) {
         return maxSplits == 1 && (long) batch.sequences() * kvHeads <= resident;

@@ -7,7 +7,9 @@
 //   or 256: the L2 prefetch size hint of each 16-byte copy), HEADS_FIRST (paged_decode's grid
 //   order: 1: blockIdx.x is the KV head; 0: blockIdx.x is the split), TOKENS_PER_COPY
 //   (paged_decode_blocks: consecutive token rows of one bulk copy, 1, 2, 4, 8 or 16), KV_FP8 (1:
-//   the blocks hold float8 e4m3 elements and fp32 scales, below; bf16 queries and output).
+//   the blocks hold float8 e4m3 elements and fp32 scales, below; bf16 queries and output),
+//   WARP_HEADS (paged_decode: 0, the warps of a thread block share one KV head's chunk; 1, each
+//   warp takes a KV head's chunk alone, a thread block WARPS consecutive KV heads).
 // No header is included, so the kernel compiles wherever NVRTC runs.
 //
 // Block layout (what an engine writes): block b of a (layer, buffer) view starts at
@@ -25,7 +27,9 @@
 //   head, chunk of the sequence) (flash-decoding); its WARPS warps take the chunk's tiles in
 //   turn, each streaming K and V into its own shared-memory ring with 16-byte cp.async copies
 //   (STAGES deep); the warps' results merge in shared memory, and paged_decode_merge (a second
-//   launch) merges the chunks of split sequences.
+//   launch) merges the chunks of split sequences. With WARP_HEADS, a warp is what a thread block
+//   is otherwise: one (sequence, KV head, chunk) alone, so four times as many fit at once (many
+//   short sequences in one wave instead of several).
 // - paged_decode_blocks (an option; sm_90, KV_HEADS <= 8; slower on the H200, see
 //   docs/attention.md): one warp per KV head and one copying warp, so a thread block reads whole
 //   tokens (every head's row, TOKEN_STRIDE contiguous bytes) with the copy engine (cp.async.bulk,
@@ -72,6 +76,9 @@
 #ifndef KV_FP8
 #define KV_FP8 0
 #endif
+#ifndef WARP_HEADS
+#define WARP_HEADS 0
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -112,6 +119,9 @@ typedef unsigned long long u64;
 #endif
 #if GROUP < 1 || GROUP > 16
 #error "GROUP must be 1..16"
+#endif
+#if WARP_HEADS && STAGES * STAGE_BYTES < GROUP * (HEAD_DIM + 2) * 4
+#error "WARP_HEADS: a warp's ring must hold its result for the write-out"
 #endif
 
 #if DTYPE_BF16
@@ -770,6 +780,26 @@ __device__ __forceinline__ void combine_warps(const float* stats, const float* p
     }
 }
 
+// Writes element d of query head h of the group of (seq, head): the output where the sequence is
+// one chunk, else the chunk's partial output and, once per head, its (max, sum) for the merge.
+__device__ __forceinline__ void write_result(u16* out, float* partial, float2* partialStats, int seq, int head, int h,
+                                             int d, int split, int splits, int maxSplits, float m, float sum,
+                                             float acc) {
+    const u64 queryHead = (u64)seq * QUERY_HEADS + (u64)head * GROUP + h;
+    if (splits == 1) {
+        out[queryHead * HEAD_DIM + d] = to_half(acc / sum);
+    } else {
+        const u64 at = queryHead * maxSplits + split;
+        partial[at * HEAD_DIM + d] = acc;
+        if (d == 0) {
+            partialStats[at] = make_float2(m, sum);
+        }
+    }
+}
+
+// Grid (splits, KV heads / heads per thread block, sequences), or the first two swapped
+// (HEADS_FIRST). WARP_HEADS 0: one KV head per thread block, its warps taking the chunk's tiles in
+// turn; 1: WARPS KV heads per thread block, a warp each (the last thread block's spare warps idle).
 extern "C" __global__ void __launch_bounds__(THREADS)
 paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __restrict__ partial,
              float2* __restrict__ partialStats, const int* __restrict__ tables, const int* __restrict__ tableStart,
@@ -777,11 +807,26 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
              int chunkTokens, int maxSplits, float scaleLog2) {
     extern __shared__ __align__(128) unsigned char smem[];
 #if HEADS_FIRST
-    const int head = blockIdx.x;
+    const int headIndex = blockIdx.x;
     const int split = blockIdx.y;
 #else
     const int split = blockIdx.x;
-    const int head = blockIdx.y;
+    const int headIndex = blockIdx.y;
+#endif
+    const u32 warp = threadIdx.x >> 5;
+    const u32 lane = threadIdx.x & 31;
+#if WARP_HEADS
+    // the warp is the unit: a head of its own, all of the chunk's tiles; no barrier below spans warps
+    const int head = headIndex * WARPS + (int)warp;
+    const int tileWarp = 0;
+    const int tileWarps = 1;
+    if (head >= KV_HEADS) {
+        return;
+    }
+#else
+    const int head = headIndex;
+    const int tileWarp = (int)warp;
+    const int tileWarps = WARPS;
 #endif
     const int seq = blockIdx.z;
     const int length = lengths[seq];
@@ -791,53 +836,72 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
     }
     const int end = min(length, begin + chunkTokens);
     const int splits = (length + chunkTokens - 1) / chunkTokens;
-    const u32 warp = threadIdx.x >> 5;
-    const u32 lane = threadIdx.x & 31;
     const int* table = tables + tableStart[seq];
-
-    u32 qa[HEAD_DIM / 16][4];
-#if KV_FP8
-    const float scoreScale = scaleLog2 * load_query(qa, query, seq, head, lane >> 2, lane & 3);
-#else
-    load_query(qa, query, seq, head, lane >> 2, lane & 3);
-#endif
-    Running run;
-    run.reset();
 
     const u32 ringAddress = shared_address(smem + warp * (STAGES * STAGE_BYTES));
     const u64 vDelta = vBase - kBase;
     const int tiles = (end - begin + TILE - 1) / TILE;
-    const int mine = tiles > (int)warp ? (tiles - (int)warp + WARPS - 1) / WARPS : 0;
+    const int mine = tiles > tileWarp ? (tiles - tileWarp + tileWarps - 1) / tileWarps : 0;
 
     // Queue the copies of this warp's j-th tile into ring slot j % STAGES.
     auto issue = [&](int j) {
         if (j < mine) {
-            copy_tile_async(ringAddress + (u32)(j % STAGES) * STAGE_BYTES, table, begin + ((int)warp + j * WARPS) * TILE,
+            copy_tile_async(ringAddress + (u32)(j % STAGES) * STAGE_BYTES, table, begin + (tileWarp + j * tileWarps) * TILE,
                             end, head, kBase, vDelta, blockStride, pageStride, lane);
         }
         commit();
     };
 
+    u32 qa[HEAD_DIM / 16][4];
+#if KV_FP8
+    // The first tiles' copies go out before the query's loads: scaling the query waits for them (a
+    // reduction over the warp), the copies need not. bf16 queries are plain loads that nothing
+    // waits for before the copies are issued (and issuing first there costs 11 registers a thread).
 #pragma unroll
     for (int j = 0; j < STAGES - 1; ++j) {
         issue(j);
     }
+    const float scoreScale = scaleLog2 * load_query(qa, query, seq, head, lane >> 2, lane & 3);
+#else
+    load_query(qa, query, seq, head, lane >> 2, lane & 3);
+#pragma unroll
+    for (int j = 0; j < STAGES - 1; ++j) {
+        issue(j);
+    }
+#endif
+    Running run;
+    run.reset();
+
     for (int j = 0; j < mine; ++j) {
         issue(j + STAGES - 1);
         wait_pending<STAGES - 1>();
         __syncwarp();
         const u32 kTile = ringAddress + (u32)(j % STAGES) * STAGE_BYTES;
+        const int first = begin + (tileWarp + j * tileWarps) * TILE;
 #if KV_FP8
         attend_tile_fp8<TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, kTile + 2 * TILE_BYTES,
-                                       kTile + 2 * TILE_BYTES + SCALE_TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE,
-                                       end, scoreScale, lane);
+                                       kTile + 2 * TILE_BYTES + SCALE_TILE_BYTES, first, end, scoreScale, lane);
 #else
-        attend_tile<ROW_BYTES, 1, true, TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, begin + ((int)warp + j * WARPS) * TILE, end, scaleLog2, lane);
+        attend_tile<ROW_BYTES, 1, true, TRANSPOSED_PV>(run, qa, kTile, kTile + TILE_BYTES, first, end, scaleLog2, lane);
 #endif
         __syncwarp();
     }
     wait_pending<0>();
 
+#if WARP_HEADS
+    // The warp's own result, through its own ring (drained): (max, sum) per head, then the output.
+    __syncwarp();
+    float* stats = (float*)(smem + warp * (STAGES * STAGE_BYTES));
+    float* parts = stats + 2 * GROUP;
+    leave_for_merge<TRANSPOSED_PV>(run, stats, parts, 0, lane);
+    __syncwarp();
+    for (int i = (int)lane; i < GROUP * HEAD_DIM; i += 32) {
+        const int h = i / HEAD_DIM;
+        const int d = i % HEAD_DIM;
+        write_result(out, partial, partialStats, seq, head, h, d, split, splits, maxSplits, stats[2 * h],
+                     stats[2 * h + 1], parts[h * HEAD_DIM + d]);
+    }
+#else
     // Merge the warps: per warp and head, (max, sum) then HEAD_DIM partial outputs.
     __syncthreads();
     float* stats = (float*)smem;
@@ -849,17 +913,9 @@ paged_decode(const u16* __restrict__ query, u16* __restrict__ out, float* __rest
         const int d = i % HEAD_DIM;
         float m, sum, acc;
         combine_warps(stats, parts, h, d, m, sum, acc);
-        const u64 queryHead = (u64)seq * QUERY_HEADS + (u64)head * GROUP + h;
-        if (splits == 1) {
-            out[queryHead * HEAD_DIM + d] = to_half(acc / sum);
-        } else {
-            const u64 at = queryHead * maxSplits + split;
-            partial[at * HEAD_DIM + d] = acc;
-            if (d == 0) {
-                partialStats[at] = make_float2(m, sum);
-            }
-        }
+        write_result(out, partial, partialStats, seq, head, h, d, split, splits, maxSplits, m, sum, acc);
     }
+#endif
 }
 
 // Merges the splits of every sequence that has more than one: grid (QUERY_HEADS, sequences),

@@ -139,21 +139,111 @@ class Fp8PagedDecodeAttentionGpuTest {
             short[] queryBits = randomQueries(shape, query, random);
             double[][][] expected = ReferenceAttention.compute(shape, batch, query, dequantized(pool, shape));
             KernelOptions defaults = KernelOptions.of(shape, geometry);
-            List<KernelOptions> variants = new ArrayList<>(List.of(defaults, defaults.portable(), defaults.with(4, 3, 0, false, 0)));
-            for (int warps : new int[] {3, 6}) {
+            List<KernelOptions> variants = new ArrayList<>(List.of(defaults, defaults.portable(), defaults.with(4, 3, 0, false, 0),
+                    defaults.withWarpPerHead(), defaults.with(3, 2, 0, false, 0).withWarpPerHead()));
+            for (int warps : new int[] {3, 6, 16}) {
                 try {
                     variants.add(defaults.with(warps, 2, 0, false, 0));
                 } catch (IllegalArgumentException tooMuchSharedMemory) {
-                    // 6 warps of head size 256 need more shared memory than a thread block may have
+                    // 6 and 16 warps of head size 256 need more shared memory than a thread block may have
                 }
             }
             for (KernelOptions options : variants) {
                 short[] out = run(options, pool.tensors, batch, held, queryBits);
                 double worst = worstError(out, expected);
-                System.out.printf("attention FP8 %s %s chunked %dw%ds: max |error| %.2e (tolerance %.2e)%n", shape, layout,
-                        options.warps(), options.stages(), worst, 0x1p-7);
-                assertThat(worst).as("chunked %dw%ds", options.warps(), options.stages()).isLessThanOrEqualTo(0x1p-7);
+                String name = "chunked " + options.warps() + "w" + options.stages() + "s" + (options.warpPerHead() ? " warp/head" : "");
+                System.out.printf("attention FP8 %s %s %s: max |error| %.2e (tolerance %.2e)%n", shape, layout, name, worst,
+                        0x1p-7);
+                assertThat(worst).as(name).isLessThanOrEqualTo(0x1p-7);
             }
+        }
+    }
+
+    /**
+     * The default runs many short sequences with a warp per KV head and few long ones with 16 warps
+     * per thread block, each whole in one wave where its own launch shape would run several waves
+     * or cut and merge (sized from the GPU's multiprocessors and the default's residency), and
+     * both match the reference. Every sequence reads one shared table, so few blocks are filled.
+     */
+    @ParameterizedTest(name = "many short sequences: {0}")
+    @ValueSource(booleans = {true, false})
+    void theDefaultRunsManyShortOrFewLongSequencesWholeInOneWave(boolean many) {
+        AttentionShape shape = new AttentionShape(32, 8, 128, 16, KvDtype.BF16, KvFormat.FP8);
+        int bt = shape.blockTokens();
+        int longest = many ? 512 : 4096;
+        Geometry geometry = new Geometry(LAYERS, 2, shape.blockBytes(), 2L << 20, 4, Layout.PAGE_MAJOR);
+        SplittableRandom random = new SplittableRandom(many ? 256 : 16);
+        try (MappedPool pool = new MappedPool(device, geometry, random);
+             PagedDecodeAttention attention = PagedDecodeAttention.create(shape, pool.tensors, 0, cache);
+             DeviceBatch deviceBatch = attention.newBatch()) {
+            int perWave = attention.multiprocessors() * attention.residentPerMultiprocessor() / shape.kvHeads();
+            // many: four sequences per (sequence, KV head) thread block of the default that fits at once; few: one
+            // sequence's KV heads per multiprocessor
+            int sequences = many ? 4 * perWave : attention.multiprocessors() / shape.kvHeads();
+            int[] table = new int[longest / bt];
+            for (int k = 0; k < table.length; k++) {
+                table[k] = (k * 37) % geometry.totalBlocks();
+            }
+            GroupBlocks held = new GroupBlocks(geometry.totalBlocks());
+            held.add(table);
+            for (int block : table) {
+                for (int buffer = 0; buffer < 2; buffer++) {
+                    for (int t = 0; t < bt; t++) {
+                        for (int h = 0; h < shape.kvHeads(); h++) {
+                            float[] row = new float[shape.headSize()];
+                            for (int d = 0; d < row.length; d++) {
+                                row[d] = Fp8Data.bf16(random.nextDouble(-1, 1));
+                            }
+                            writeRow(pool, shape, buffer, block, t, h, row);
+                        }
+                    }
+                }
+            }
+            pool.upload();
+            int[][] tables = new int[sequences][];
+            int[] lengths = new int[sequences];
+            for (int s = 0; s < sequences; s++) {
+                tables[s] = table;
+                lengths[s] = longest - s % 16;
+            }
+            DecodeBatch batch = DecodeBatch.of(tables, lengths);
+            SplitPlan own = SplitPlan.waves(batch, shape.kvHeads(), attention.multiprocessors() * attention.residentPerMultiprocessor());
+            assertThat(own.isOneWhole(batch, shape.kvHeads(), attention.multiprocessors() * attention.residentPerMultiprocessor()))
+                    .as("the default launch shape alone needs several waves or a merge").isFalse();
+            double[][][] query = new double[sequences][shape.queryHeads()][shape.headSize()];
+            short[] queryBits = randomQueries(shape, query, random);
+            long bytes = shape.queryBytes(sequences);
+            CUdeviceptr q = alloc(bytes);
+            CUdeviceptr o = alloc(bytes);
+            short[] out = new short[queryBits.length];
+            cuStreamCreate(stream, 0);
+            try {
+                cuMemcpyHtoD(q, Pointer.to(queryBits), bytes);
+                short[] poison = new short[queryBits.length];
+                Arrays.fill(poison, (short) 0x7fc0);
+                cuMemcpyHtoD(o, Pointer.to(poison), bytes);
+                LaunchPlan plan = attention.load(deviceBatch, batch, held, stream);
+                KernelOptions chosen = attention.launchShape(deviceBatch);
+                System.out.printf("attention FP8 default, %d sequences of up to %d tokens: %s, %d warps%s%n", sequences, longest,
+                        plan, chosen.warps(), chosen.warpPerHead() ? " (a warp per KV head)" : "");
+                if (many) {
+                    assertThat(chosen.warpPerHead()).as("a warp per KV head runs it").isTrue();
+                } else {
+                    assertThat(chosen.warps()).as("16 warps per thread block run it").isEqualTo(KernelOptions.MAX_WARPS);
+                    assertThat(chosen.warpPerHead()).isFalse();
+                }
+                assertThat(((SplitPlan) plan).maxSplits()).as("whole: no merge pass").isEqualTo(1);
+                attention.launch(deviceBatch, LAYER, new DeviceBuffer(q, bytes), new DeviceBuffer(o, bytes), stream);
+                cuStreamSynchronize(stream);
+                cuMemcpyDtoH(Pointer.to(out), o, bytes);
+            } finally {
+                cuMemFree(q);
+                cuMemFree(o);
+                cuStreamDestroy(stream);
+            }
+            double worst = worstError(out, ReferenceAttention.compute(shape, batch, query, dequantized(pool, shape)));
+            System.out.printf("attention FP8 default, %d sequences: max |error| %.2e (tolerance %.2e)%n", sequences, worst, 0x1p-7);
+            assertThat(worst).isLessThanOrEqualTo(0x1p-7);
         }
     }
 

@@ -1,8 +1,10 @@
 package io.kvpager.attention;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvpager.Geometry;
+import io.kvpager.KvFormat;
 import io.kvpager.Layout;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,16 +46,47 @@ class KernelCacheTest {
     }
 
     @Test
-    void theDefaultsOneWaveAlternativeIsThreeWarpsOfTheSameStagesWhereTheyFit() {
+    void theDefaultsOneWaveAlternativesAreThreeWarpsAWarpPerHeadAndSixteenWarpsWhereTheyFit() {
         KernelOptions defaults = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 0);
-        assertThat(defaults.oneWaveAlternative()).contains(defaults.with(3, 2, 0, false, 0));
-        assertThat(defaults.oneWaveAlternative().orElseThrow().sharedBytes()).isLessThan(defaults.sharedBytes());
-        assertThat(defaults.with(3, 2, 0, false, 0).oneWaveAlternative()).as("already 3 warps").isEmpty();
-        assertThat(defaults.portable().oneWaveAlternative()).as("a plan of its own per multiprocessor").isEmpty();
-        assertThat(defaults.wholeBlockOptions().orElseThrow().oneWaveAlternative()).as("the whole-block kernel").isEmpty();
+        // bf16, head size 128: 16 warps of 2 stages need 256 KiB of shared memory, more than a thread block may have
+        assertThat(defaults.oneWaveAlternatives()).containsExactly(defaults.with(3, 2, 0, false, 0), defaults.withWarpPerHead());
+        assertThat(defaults.oneWaveAlternatives().getFirst().sharedBytes()).isLessThan(defaults.sharedBytes());
+        assertThat(defaults.with(3, 2, 0, false, 0).oneWaveAlternatives()).as("already 3 warps")
+                .containsExactly(defaults.with(3, 2, 0, false, 0).withWarpPerHead());
+        assertThat(defaults.portable().oneWaveAlternatives()).as("a plan of its own per multiprocessor").isEmpty();
+        assertThat(defaults.withWarpPerHead().oneWaveAlternatives()).as("already a warp per head").isEmpty();
+        assertThat(defaults.wholeBlockOptions().orElseThrow().oneWaveAlternatives()).as("the whole-block kernel").isEmpty();
         // head size 256, 16 query heads per KV head: 3 warps of 2 stages still fit a thread block
         KernelOptions wide = new KernelOptions(new AttentionShape(32, 2, 256, 16, KvDtype.BF16), 64, 4, 2, 0, false, 0);
-        assertThat(wide.oneWaveAlternative()).contains(wide.with(3, 2, 0, false, 0));
+        assertThat(wide.oneWaveAlternatives()).contains(wide.with(3, 2, 0, false, 0));
+        // FP8 pages, head size 128: half the bytes a tile, so 16 warps of 2 stages fit (132 KiB)
+        AttentionShape fp8 = new AttentionShape(32, 8, 128, 16, KvDtype.BF16, KvFormat.FP8);
+        KernelOptions fp8Defaults = new KernelOptions(fp8, 124, 4, 2, 0, false, 0);
+        assertThat(fp8Defaults.oneWaveAlternatives()).containsExactly(fp8Defaults.with(3, 2, 0, false, 0),
+                fp8Defaults.withWarpPerHead(), fp8Defaults.with(16, 2, 0, false, 0));
+        assertThat(fp8Defaults.with(16, 2, 0, false, 0).sharedBytes()).isEqualTo(16 * 2 * (2 * 16 * 128 + 2 * 16 * 4));
+    }
+
+    @Test
+    void aWarpPerHeadTakesWarpsHeadsPerThreadBlockAndKeepsItsResultInItsOwnRing() {
+        KernelOptions defaults = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 0);
+        assertThat(defaults.blocksPerChunk()).as("a thread block per KV head").isEqualTo(8);
+        KernelOptions perWarp = defaults.withWarpPerHead();
+        assertThat(perWarp.warpPerHead()).isTrue();
+        assertThat(perWarp.blocksPerChunk()).isEqualTo(2);
+        assertThat(defaults.with(3, 2, 0, false, 0).withWarpPerHead().blocksPerChunk()).as("8 heads over 3 warps").isEqualTo(3);
+        assertThat(perWarp.sharedBytes()).isEqualTo(defaults.sharedBytes());
+        assertThat(perWarp.defines()).contains("-DWARP_HEADS=1");
+        assertThat(defaults.defines()).contains("-DWARP_HEADS=0");
+        // head size 64, 16 query heads per KV head, FP8: a warp's result (16 × 66 floats) fits its ring of 2 stages
+        AttentionShape narrow = new AttentionShape(16, 1, 64, 16, KvDtype.BF16, KvFormat.FP8);
+        KernelOptions narrowPerWarp = new KernelOptions(narrow, 64, 2, 2, 0, false, 0).withWarpPerHead();
+        assertThat(narrowPerWarp.sharedBytes()).isEqualTo(2 * Math.max(2 * (2 * 16 * 64 + 2 * 16 * 4), 16 * 66 * 4));
+        assertThatThrownBy(() -> new KernelOptions(SHAPE, 64, 8, 3, 0, false, 0, true, 1, true))
+                .hasMessageContaining("mode of the chunked kernel");
+        assertThatThrownBy(() -> defaults.wholeBlockOptions().orElseThrow().withWarpPerHead())
+                .hasMessageContaining("mode of the chunked kernel");
+        assertThatThrownBy(() -> defaults.with(17, 2, 0, false, 0)).hasMessageContaining("warps must be 1..16, got 17");
     }
 
     @Test

@@ -225,14 +225,15 @@ class PagedDecodeAttentionGpuTest {
      * The launch shapes every case runs: the whole-block kernel (3 stages, a copy per token row), the
      * same with 2 tokens per copy, with 2 stages and 4 tokens per copy, the chunked kernel with 16
      * thread blocks per multiprocessor ({@link KernelOptions#portable}) and with the default whole
-     * waves ({@link KernelOptions#of}), and the chunked kernel with 3 and 6 warps where their shared
-     * memory fits the head size (a warp count that does not divide the tiles evenly).
+     * waves ({@link KernelOptions#of}), the same with a warp per KV head, and the chunked kernel with
+     * 3 and 6 warps where their shared memory fits the head size (a warp count that does not divide
+     * the tiles evenly).
      */
     private static List<KernelOptions> variants(AttentionShape shape, Geometry geometry) {
         KernelOptions defaults = KernelOptions.of(shape, geometry);
         KernelOptions whole = defaults.wholeBlockOptions().orElseThrow();
         List<KernelOptions> variants = new ArrayList<>(List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(2, 0, 4),
-                defaults.portable(), defaults));
+                defaults.portable(), defaults, defaults.withWarpPerHead()));
         for (int warps : new int[] {3, 6}) {
             try {
                 variants.add(defaults.with(warps, 2, 0, false, 0));
@@ -245,7 +246,7 @@ class PagedDecodeAttentionGpuTest {
 
     private static String kernel(KernelOptions o) {
         return o.wholeBlocks() ? "whole blocks " + o.warps() + "+1w" + o.stages() + "s " + o.tokensPerCopy() + "t/copy"
-                : "chunked " + o.warps() + "w" + o.stages() + "s";
+                : "chunked " + o.warps() + "w" + o.stages() + "s" + (o.warpPerHead() ? " warp/head" : "");
     }
 
     @Test

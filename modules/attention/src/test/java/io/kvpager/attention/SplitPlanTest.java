@@ -60,6 +60,23 @@ class SplitPlanTest {
     }
 
     @Test
+    void aWarpPerHeadRunsManyShortSequencesAndSixteenWarpsFewLongOnesWholeInOneWave() {
+        // FP8 pages on the H200, 8 KV heads: 4 warps of 2 stages fit 4 to a multiprocessor (528), and so
+        // do 4 warps with a warp per KV head (2 thread blocks per sequence); 16 warps fit one (132)
+        DecodeBatch b256 = uniform(256, 1024);
+        assertThat(SplitPlan.waves(b256, 8, 528)).as("4 waves of thread blocks").isEqualTo(new SplitPlan(1024, 1));
+        assertThat(SplitPlan.waves(b256, 8, 528).isOneWhole(b256, 8, 528)).isFalse();
+        assertThat(SplitPlan.waves(b256, 2, 528).isOneWhole(b256, 2, 528)).as("512 thread blocks of 4 heads").isTrue();
+        DecodeBatch b16 = uniform(16, 16384);
+        assertThat(SplitPlan.waves(b16, 2, 528).isOneWhole(b16, 2, 528)).as("32 thread blocks would leave most idle")
+                .isFalse();
+        assertThat(SplitPlan.waves(b16, 8, 132)).isEqualTo(new SplitPlan(16384, 1));
+        assertThat(SplitPlan.waves(b16, 8, 132).isOneWhole(b16, 8, 132)).isTrue();
+        DecodeBatch b64 = uniform(64, 4096);
+        assertThat(SplitPlan.waves(b64, 8, 132).isOneWhole(b64, 8, 132)).as("512 pairs over 132 thread blocks").isFalse();
+    }
+
+    @Test
     void everyTokenFallsInExactlyOneChunk() {
         DecodeBatch batch = DecodeBatch.of(new int[][] {new int[200], new int[2]}, new int[] {3199, 17});
         SplitPlan plan = SplitPlan.of(batch, 2, 132);

@@ -321,8 +321,10 @@ public final class AttentionBenchmark {
             if (!perBatch) {
                 return launchShape(options);
             }
-            return "default, per batch: " + launchShape(options) + options.oneWaveAlternative()
-                    .map(o -> ", or warps=" + o.warps() + " for a batch it runs whole in one wave").orElse("");
+            List<String> alternatives = options.oneWaveAlternatives().stream()
+                    .map(o -> "warps=" + o.warps() + (o.warpPerHead() ? " (a warp per KV head)" : "")).toList();
+            return "default, per batch: " + launchShape(options) + (alternatives.isEmpty() ? ""
+                    : ", or the first of " + String.join(", ", alternatives) + " that runs a batch whole in one wave");
         }
     }
 
@@ -421,8 +423,8 @@ public final class AttentionBenchmark {
             return String.format("whole blocks warps=%d+1 stages=%d tokens/copy=%d blocks/SM=%s", o.warps(), o.stages(),
                     o.tokensPerCopy(), o.blocksPerMultiprocessor() == 0 ? "fit" : o.blocksPerMultiprocessor());
         }
-        return String.format("chunked warps=%d stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(), o.stages(),
-                o.l2Prefetch(), o.headsFirst(),
+        return String.format("chunked warps=%d%s stages=%d l2Prefetch=%d headsFirst=%s plan=%s", o.warps(),
+                o.warpPerHead() ? " (a warp per KV head)" : "", o.stages(), o.l2Prefetch(), o.headsFirst(),
                 o.blocksPerMultiprocessor() == 0 ? "waves" : o.blocksPerMultiprocessor() + " blocks/SM");
     }
 

@@ -174,10 +174,14 @@ final class Fp8Benchmark {
             }
             AttentionBenchmark.Timer timer = new AttentionBenchmark.Timer(stream);
             KernelOptions defaults = KernelOptions.of(fp8.shape, fp8.geometry);
-            List<LaunchShapes> tried = new ArrayList<>(List.of(new LaunchShapes(defaults, true),
-                    new LaunchShapes(defaults.portable(), false)));
-            for (int[] ws : new int[][] {{4, 2}, {4, 3}, {3, 2}, {3, 3}, {3, 4}, {2, 4}, {8, 2}}) {
+            // what an engine gets first; then single launch shapes: the default's own and its alternatives with 2
+            // and 3 stages (a warp per KV head; 16 warps), and the shapes tried before
+            List<LaunchShapes> tried = new ArrayList<>(List.of(new LaunchShapes(defaults, true)));
+            for (int[] ws : new int[][] {{4, 2}, {4, 3}, {3, 2}, {16, 2}, {16, 3}}) {
                 tried.add(new LaunchShapes(defaults.with(ws[0], ws[1], 0, false, 0), false));
+            }
+            for (int[] ws : new int[][] {{4, 2}, {4, 3}, {2, 2}}) {
+                tried.add(new LaunchShapes(defaults.with(ws[0], ws[1], 0, false, 0).withWarpPerHead(), false));
             }
             LaunchShapes chosen = AttentionBenchmark.tuneAmong(tried, fp8.paged, kernels, fp8.held, fp8Batches, query, out,
                     stream, timer, rounds);
