@@ -38,6 +38,8 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     public static final int DEFAULT_STAGES = 3;
     /** Warps of a chunked thread block at most (512 threads: 128 registers a thread, one per multiprocessor). */
     public static final int MAX_WARPS = 16;
+    /** Warps of a thread block of the one-wave alternative with a warp per KV head: the finer grain measured fastest. */
+    public static final int WARP_PER_HEAD_WARPS = 2;
 
     public KernelOptions {
         if (wholeBlocks && shape.fp8()) {
@@ -102,15 +104,16 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
     }
 
     /**
-     * The defaults for {@code shape} over a cache of {@code geometry}: the chunked kernel, 4 warps,
-     * 2 copy stages, the split plan in whole waves ({@link SplitPlan#waves}): the fastest of the
-     * launch shapes the benchmark tried on the H200 (docs/attention.md), and it runs on any GPU and
-     * head count. The whole-block kernel ({@link #wholeBlocks(int, int)}) read 15 to 45 % slower
-     * there.
+     * The defaults for {@code shape} over a cache of {@code geometry}: the chunked kernel, 4 warps
+     * (3 over FP8 pages), 2 copy stages, the split plan in whole waves ({@link SplitPlan#waves}):
+     * the fastest of the launch shapes the benchmark tried on the H200 (docs/attention.md), and it
+     * runs on any GPU and head count. The whole-block kernel ({@link #wholeBlocks(int, int)}) read
+     * 15 to 45 % slower there. Over FP8 pages 3 warps fit 5 thread blocks to a multiprocessor (4
+     * warps fit 4), so 64 sequences × 8 KV heads run whole in one wave either way, and 3 read faster.
      */
     public static KernelOptions of(AttentionShape shape, Geometry geometry) {
         shape.requireFits(geometry);
-        return new KernelOptions(shape, geometry.blocksPerPage(), 4, 2, 0, false, 0);
+        return new KernelOptions(shape, geometry.blocksPerPage(), shape.fp8() ? 3 : 4, 2, 0, false, 0);
     }
 
     /** The chunked kernel with 4 warps, 2 stages and 16 thread blocks per multiprocessor. */
@@ -142,19 +145,19 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
      * cut and merge or run in several waves: the first that runs the batch whole in one wave
      * ({@link SplitPlan#isOneWhole}) runs it. Each is left out where its shared memory does not fit:
      * <ul>
-     *   <li>3 warps, the same stages: 4 thread blocks fit a multiprocessor where the default's 4
-     *       warps fit 3 (bf16, head size 128 on the H200), the same 12 warps, so 64 sequences × 8 KV
-     *       heads (512) run uncut in one wave (528 resident) instead of cut and merged (396): 3 to 5 %
-     *       faster in the benchmark.</li>
-     *   <li>a warp per KV head, the same warps and stages: 4 times the (sequence, KV head) pairs at
-     *       once, for many short sequences: 256 sequences × 8 KV heads of FP8 pages (2,048 warps of
-     *       the 2,112 that fit) in one wave instead of four.</li>
+     *   <li>3 warps, the same stages (where the default has more): bf16 at head size 128 on the
+     *       H200, 4 thread blocks fit a multiprocessor where the default's 4 warps fit 3, the same
+     *       12 warps, so 64 sequences × 8 KV heads (512) run uncut in one wave (528 resident)
+     *       instead of cut and merged (396): 3 to 5 % faster in the benchmark.</li>
+     *   <li>a warp per KV head, 2 warps a thread block, the same stages: over FP8 pages 8 thread
+     *       blocks of 2 warps fit a multiprocessor, 16 (sequence, KV head) pairs, so 256 sequences
+     *       × 8 KV heads (1,024 thread blocks) run in one wave instead of four.</li>
      *   <li>{@value #MAX_WARPS} warps, the same stages: one thread block per multiprocessor with
      *       {@value #MAX_WARPS} warps sharing one KV head, for few long sequences: 16 × 8 KV heads
      *       (128 pairs, at most one per multiprocessor) uncut, with no merge pass.</li>
      * </ul>
-     * Empty for the whole-block kernel and for options with their own thread blocks per
-     * multiprocessor.
+     * Empty for the whole-block kernel, for a warp per KV head and for options with their own
+     * thread blocks per multiprocessor.
      */
     public List<KernelOptions> oneWaveAlternatives() {
         if (wholeBlocks || warpPerHead || blocksPerMultiprocessor != 0) {
@@ -164,7 +167,7 @@ public record KernelOptions(AttentionShape shape, int blocksPerPage, int warps, 
         if (warps > 3) {
             fitting(3, false).ifPresent(alternatives::add);
         }
-        fitting(warps, true).ifPresent(alternatives::add);
+        fitting(WARP_PER_HEAD_WARPS, true).ifPresent(alternatives::add);
         if (warps < MAX_WARPS) {
             fitting(MAX_WARPS, false).ifPresent(alternatives::add);
         }

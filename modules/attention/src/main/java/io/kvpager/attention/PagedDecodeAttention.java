@@ -171,8 +171,29 @@ public final class PagedDecodeAttention implements AutoCloseable {
         return create(List.of(options), tensors, gpu, cache);
     }
 
-    private static PagedDecodeAttention create(List<KernelOptions> launchShapes, KvTensors tensors, int gpu, KernelCache cache) {
+    /**
+     * The same with explicit launch shapes: the first for every batch it runs whole in one wave,
+     * the others tried in order for a batch it would cut or run in several waves (as
+     * {@link #create(AttentionShape, KvTensors, int, KernelCache)} does with the default and its
+     * alternatives). All of one shape; the whole-block kernel only first and alone.
+     *
+     * @throws IllegalArgumentException for no launch shape, shapes of different attention shapes,
+     *     or options that do not fit the tensors
+     */
+    public static PagedDecodeAttention create(List<KernelOptions> launchShapes, KvTensors tensors, int gpu, KernelCache cache) {
         Objects.requireNonNull(tensors, "tensors");
+        if (launchShapes.isEmpty()) {
+            throw new IllegalArgumentException("at least one launch shape is needed");
+        }
+        for (KernelOptions options : launchShapes) {
+            if (!options.shape().equals(launchShapes.getFirst().shape())) {
+                throw new IllegalArgumentException("launch shapes of one operation share its shape: "
+                        + launchShapes.getFirst().shape() + " and " + options.shape());
+            }
+            if (options.wholeBlocks() && launchShapes.size() > 1) {
+                throw new IllegalArgumentException("the whole-block kernel runs alone: its plan is not a split plan");
+            }
+        }
         for (KernelOptions options : launchShapes) {
             options.shape().requireFits(tensors.geometry());
             if (options.blocksPerPage() != tensors.geometry().blocksPerPage()) {

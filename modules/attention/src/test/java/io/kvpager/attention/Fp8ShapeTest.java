@@ -61,8 +61,9 @@ class Fp8ShapeTest {
         assertThat(options.wholeBlockOptions()).isEmpty();
         assertThatThrownBy(() -> options.wholeBlocks(3, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("FP8 pages use the chunked kernel");
-        // the ring: 4 warps × 2 stages × (K and V tiles of 16 × 128 bytes + 16 K and 16 V scales)
-        assertThat(options.sharedBytes()).isEqualTo(4 * 2 * (2 * 16 * 128 + 2 * 16 * 4));
+        // the ring: 3 warps (FP8's default) × 2 stages × (K and V tiles of 16 × 128 bytes + 16 K and 16 V scales)
+        assertThat(options.warps()).isEqualTo(3);
+        assertThat(options.sharedBytes()).isEqualTo(3 * 2 * (2 * 16 * 128 + 2 * 16 * 4));
     }
 
     @Test

@@ -46,24 +46,28 @@ class KernelCacheTest {
     }
 
     @Test
-    void theDefaultsOneWaveAlternativesAreThreeWarpsAWarpPerHeadAndSixteenWarpsWhereTheyFit() {
+    void theDefaultsOneWaveAlternativesAreThreeWarpsTwoWarpsAWarpPerHeadAndSixteenWarpsWhereTheyFit() {
         KernelOptions defaults = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 0);
+        KernelOptions perHead = defaults.with(2, 2, 0, false, 0).withWarpPerHead();
         // bf16, head size 128: 16 warps of 2 stages need 256 KiB of shared memory, more than a thread block may have
-        assertThat(defaults.oneWaveAlternatives()).containsExactly(defaults.with(3, 2, 0, false, 0), defaults.withWarpPerHead());
+        assertThat(defaults.oneWaveAlternatives()).containsExactly(defaults.with(3, 2, 0, false, 0), perHead);
         assertThat(defaults.oneWaveAlternatives().getFirst().sharedBytes()).isLessThan(defaults.sharedBytes());
-        assertThat(defaults.with(3, 2, 0, false, 0).oneWaveAlternatives()).as("already 3 warps")
-                .containsExactly(defaults.with(3, 2, 0, false, 0).withWarpPerHead());
+        assertThat(defaults.with(3, 2, 0, false, 0).oneWaveAlternatives()).as("already 3 warps").containsExactly(perHead);
         assertThat(defaults.portable().oneWaveAlternatives()).as("a plan of its own per multiprocessor").isEmpty();
         assertThat(defaults.withWarpPerHead().oneWaveAlternatives()).as("already a warp per head").isEmpty();
         assertThat(defaults.wholeBlockOptions().orElseThrow().oneWaveAlternatives()).as("the whole-block kernel").isEmpty();
+        KernelOptions prefetching = defaults.with(4, 2, 128, false, 0);
+        assertThat(prefetching.oneWaveAlternatives()).as("the same copy hint")
+                .allSatisfy(alternative -> assertThat(alternative.l2Prefetch()).isEqualTo(128));
         // head size 256, 16 query heads per KV head: 3 warps of 2 stages still fit a thread block
         KernelOptions wide = new KernelOptions(new AttentionShape(32, 2, 256, 16, KvDtype.BF16), 64, 4, 2, 0, false, 0);
         assertThat(wide.oneWaveAlternatives()).contains(wide.with(3, 2, 0, false, 0));
-        // FP8 pages, head size 128: half the bytes a tile, so 16 warps of 2 stages fit (132 KiB)
+        // FP8 pages, head size 128: 3 warps by default; half the bytes a tile, so 16 warps of 2 stages fit (132 KiB)
         AttentionShape fp8 = new AttentionShape(32, 8, 128, 16, KvDtype.BF16, KvFormat.FP8);
-        KernelOptions fp8Defaults = new KernelOptions(fp8, 124, 4, 2, 0, false, 0);
-        assertThat(fp8Defaults.oneWaveAlternatives()).containsExactly(fp8Defaults.with(3, 2, 0, false, 0),
-                fp8Defaults.withWarpPerHead(), fp8Defaults.with(16, 2, 0, false, 0));
+        KernelOptions fp8Defaults = KernelOptions.of(fp8, Geometry.of(2, 2, fp8.blockBytes(), 4, Layout.PAGE_MAJOR));
+        assertThat(fp8Defaults.warps()).isEqualTo(3);
+        assertThat(fp8Defaults.oneWaveAlternatives()).containsExactly(fp8Defaults.with(2, 2, 0, false, 0).withWarpPerHead(),
+                fp8Defaults.with(16, 2, 0, false, 0));
         assertThat(fp8Defaults.with(16, 2, 0, false, 0).sharedBytes()).isEqualTo(16 * 2 * (2 * 16 * 128 + 2 * 16 * 4));
     }
 

@@ -233,7 +233,7 @@ class PagedDecodeAttentionGpuTest {
         KernelOptions defaults = KernelOptions.of(shape, geometry);
         KernelOptions whole = defaults.wholeBlockOptions().orElseThrow();
         List<KernelOptions> variants = new ArrayList<>(List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(2, 0, 4),
-                defaults.portable(), defaults, defaults.withWarpPerHead()));
+                defaults.portable(), defaults, defaults.with(2, 2, 0, false, 0).withWarpPerHead()));
         for (int warps : new int[] {3, 6}) {
             try {
                 variants.add(defaults.with(warps, 2, 0, false, 0));

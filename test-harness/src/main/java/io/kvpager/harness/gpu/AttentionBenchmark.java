@@ -307,24 +307,40 @@ public final class AttentionBenchmark {
     }
 
     /**
-     * What an engine gets ({@code perBatch}: {@code options} are the defaults, used with their
-     * one-wave alternative for the batches it runs whole in one wave) or {@code options} alone.
+     * Launch shapes of one operation: the first for every batch it runs whole in one wave, the
+     * others tried in order for the rest ({@link PagedDecodeAttention#create(List, KvTensors, int,
+     * KernelCache)}); {@link #perBatch} is what an engine gets for a default.
      */
-    record LaunchShapes(KernelOptions options, boolean perBatch) {
+    record LaunchShapes(List<KernelOptions> shapes) {
+
+        /** {@code options} alone. */
+        static LaunchShapes of(KernelOptions options) {
+            return new LaunchShapes(List.of(options));
+        }
+
+        /** {@code defaults} with their one-wave alternatives, as {@code create(shape, ...)} keeps them for the defaults. */
+        static LaunchShapes perBatch(KernelOptions defaults) {
+            List<KernelOptions> shapes = new ArrayList<>(List.of(defaults));
+            shapes.addAll(defaults.oneWaveAlternatives());
+            return new LaunchShapes(shapes);
+        }
+
+        KernelOptions options() {
+            return shapes.getFirst();
+        }
 
         PagedDecodeAttention create(KvTensors tensors, KernelCache kernels) {
-            return perBatch ? PagedDecodeAttention.create(options.shape(), tensors, 0, kernels)
-                    : PagedDecodeAttention.create(options, tensors, 0, kernels);
+            return PagedDecodeAttention.create(shapes, tensors, 0, kernels);
         }
 
         String name() {
-            if (!perBatch) {
-                return launchShape(options);
+            if (shapes.size() == 1) {
+                return launchShape(options());
             }
-            List<String> alternatives = options.oneWaveAlternatives().stream()
+            List<String> alternatives = shapes.subList(1, shapes.size()).stream()
                     .map(o -> "warps=" + o.warps() + (o.warpPerHead() ? " (a warp per KV head)" : "")).toList();
-            return "default, per batch: " + launchShape(options) + (alternatives.isEmpty() ? ""
-                    : ", or the first of " + String.join(", ", alternatives) + " that runs a batch whole in one wave");
+            return "per batch: " + launchShape(options()) + ", or the first of " + String.join(", ", alternatives)
+                    + " that runs a batch whole in one wave";
         }
     }
 
@@ -343,15 +359,15 @@ public final class AttentionBenchmark {
         // warps per multiprocessor as the default's 3 x 4 in 4 x 3 (B 64 x 4096 unsplit in one wave, no
         // merge pass) and 2 x 6 (in two waves), 6 x 2; 8 x 1
         List<LaunchShapes> tried = new ArrayList<>();
-        tried.add(new LaunchShapes(defaults, true));
+        tried.add(LaunchShapes.perBatch(defaults));
         for (KernelOptions options : List.of(defaults, defaults.portable(), defaults.with(3, 2, 0, false, 0),
                 defaults.with(6, 2, 0, false, 0), defaults.with(2, 2, 0, false, 0), defaults.with(8, 2, 0, false, 0))) {
-            tried.add(new LaunchShapes(options, false));
+            tried.add(LaunchShapes.of(options));
         }
         defaults.wholeBlockOptions().ifPresent(whole -> {
             for (KernelOptions options : List.of(whole, whole.wholeBlocks(3, 0, 2), whole.wholeBlocks(3, 0, 4),
                     whole.wholeBlocks(3, 0, 16), whole.wholeBlocks(2, 0, 1), whole.wholeBlocks(2, 0, 4))) {
-                tried.add(new LaunchShapes(options, false));
+                tried.add(LaunchShapes.of(options));
             }
         });
         return tried;

@@ -56,9 +56,11 @@ import jcuda.driver.CUstream;
  * read floors over each cache's bytes (the same kernels as {@link AttentionBenchmark#FLOORS}; over
  * FP8 blocks the 16-byte-load floor reads the scales too, the bulk-copy ones only the elements),
  * bf16 decode as an engine gets it, FP8 decode on the pages and on one {@code cuMemAlloc} buffer,
- * then one round of torch's SDPA over a contiguous bf16 cache. The FP8 launch shape is tuned first
- * among a few warp and stage counts. Then the append: {@value #APPEND_TOKENS} new tokens' bf16 K and
- * V (random) into shuffled slots of the FP8 cache, against its write floor (the same loads and
+ * then one round of torch's SDPA over a contiguous bf16 cache. The FP8 launch shapes are tuned first
+ * among the default's per-batch set and a few others (warp and stage counts, a warp per KV head, L2
+ * prefetch hints), the least total time over the three batch shapes winning. Then the append:
+ * {@value #APPEND_TOKENS} new tokens' bf16 K and V (random) into shuffled slots of the FP8 cache,
+ * against its write floor (the same loads and
  * stores, nothing computed), and one decode step's append of 64 tokens.
  */
 final class Fp8Benchmark {
@@ -174,14 +176,21 @@ final class Fp8Benchmark {
             }
             AttentionBenchmark.Timer timer = new AttentionBenchmark.Timer(stream);
             KernelOptions defaults = KernelOptions.of(fp8.shape, fp8.geometry);
-            // what an engine gets first; then single launch shapes: the default's own and its alternatives with 2
-            // and 3 stages (a warp per KV head; 16 warps), and the shapes tried before
-            List<LaunchShapes> tried = new ArrayList<>(List.of(new LaunchShapes(defaults, true)));
-            for (int[] ws : new int[][] {{4, 2}, {4, 3}, {3, 2}, {16, 2}, {16, 3}}) {
-                tried.add(new LaunchShapes(defaults.with(ws[0], ws[1], 0, false, 0), false));
-            }
-            for (int[] ws : new int[][] {{4, 2}, {4, 3}, {2, 2}}) {
-                tried.add(new LaunchShapes(defaults.with(ws[0], ws[1], 0, false, 0).withWarpPerHead(), false));
+            // what an engine gets first (3 warps; for a batch they run in several waves or cut, 2 warps with a warp
+            // per KV head or 16 warps); the same with 4 warps first, with the L2 prefetch hints, and with 8 warps a
+            // warp per KV head (one thread block per sequence) instead of 2; then single launch shapes
+            KernelOptions fourWarps = defaults.with(4, 2, 0, false, 0);
+            KernelOptions sixteen = defaults.with(16, 2, 0, false, 0);
+            List<LaunchShapes> tried = new ArrayList<>(List.of(LaunchShapes.perBatch(defaults), LaunchShapes.perBatch(fourWarps),
+                    LaunchShapes.perBatch(defaults.with(3, 2, 128, false, 0)), LaunchShapes.perBatch(defaults.with(3, 2, 256, false, 0)),
+                    new LaunchShapes(List.of(defaults, defaults.with(8, 2, 0, false, 0).withWarpPerHead(), sixteen)),
+                    new LaunchShapes(List.of(defaults.with(3, 2, 256, false, 0), defaults.with(8, 2, 256, false, 0).withWarpPerHead(),
+                            defaults.with(16, 2, 256, false, 0)))));
+            for (KernelOptions options : List.of(defaults, fourWarps, defaults.with(3, 3, 0, false, 0), sixteen,
+                    defaults.with(16, 3, 0, false, 0), defaults.with(2, 2, 0, false, 0).withWarpPerHead(),
+                    fourWarps.withWarpPerHead(), defaults.with(8, 2, 0, false, 0).withWarpPerHead(),
+                    defaults.with(1, 2, 0, false, 0).withWarpPerHead())) {
+                tried.add(LaunchShapes.of(options));
             }
             LaunchShapes chosen = AttentionBenchmark.tuneAmong(tried, fp8.paged, kernels, fp8.held, fp8Batches, query, out,
                     stream, timer, rounds);
