@@ -28,7 +28,7 @@
 //   turn, each streaming K and V into its own shared-memory ring with 16-byte cp.async copies
 //   (STAGES deep); the warps' results merge in shared memory, and paged_decode_merge (a second
 //   launch) merges the chunks of split sequences. With WARP_HEADS, a warp is what a thread block
-//   is otherwise: one (sequence, KV head, chunk) alone, so four times as many fit at once (many
+//   is otherwise: one (sequence, KV head, chunk) alone, so WARPS times as many fit at once (many
 //   short sequences in one wave instead of several).
 // - paged_decode_blocks (an option; sm_90, KV_HEADS <= 8; slower on the H200, see
 //   docs/attention.md): one warp per KV head and one copying warp, so a thread block reads whole
