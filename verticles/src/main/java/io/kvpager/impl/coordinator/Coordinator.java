@@ -1,12 +1,12 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.device.HandlePoolOptions;
-import io.kvpager.impl.protocol.HandlePoolJson;
-import io.kvpager.impl.protocol.CreateTensorsRequest;
-import io.kvpager.impl.protocol.RequestBody;
-import io.kvpager.impl.protocol.GroupStats;
-import io.kvpager.impl.protocol.StatsReply;
-import io.kvpager.impl.protocol.StatsRequest;
+import io.kvpager.protocol.HandlePoolJson;
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.RequestBody;
+import io.kvpager.protocol.GroupStats;
+import io.kvpager.protocol.StatsReply;
+import io.kvpager.protocol.StatsRequest;
 import io.kvpager.Allocation;
 import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
@@ -27,9 +27,10 @@ import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.impl.broker.Guarantee;
 import io.kvpager.impl.broker.PoolBudget;
+import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.impl.membership.RankNodes;
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.Owner;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -114,7 +115,8 @@ public final class Coordinator {
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
         this.options = options;
         this.rejoinProbe = new PeriodicTimer(vertx);
-        this.owner = Owner.next(vertx);
+        ClusterMembership membership = ClusterMembership.of(vertx);
+        this.owner = Owner.next(membership == null ? null : membership.nodeId());
         this.pool = PoolRanks.of(options);
         this.reclaims = new ReclaimSignal(vertx, pool.instance(), ((VertxInternal) vertx).createWorkerContext());
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
