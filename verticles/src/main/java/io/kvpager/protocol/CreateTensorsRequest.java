@@ -13,7 +13,7 @@ import static io.kvpager.protocol.RequestFields.OWNER;
  *
  * @param handlePool the group's idle-handle bounds; null for the defaults of its geometry
  */
-public record CreateTensorsRequest(int group, Owner owner, Geometry geometry, boolean zeroPage, HandlePoolOptions handlePool) {
+public record CreateTensorsRequest(int group, Owner owner, Geometry geometry, boolean zeroPage, HandlePoolOptions handlePool)  implements WorkerRequest {
 
     public static final String LAYERS = "layers";
     public static final String KV_BUFFERS = "kvBuffers";
@@ -23,6 +23,11 @@ public record CreateTensorsRequest(int group, Owner owner, Geometry geometry, bo
     public static final String LAYOUT = "layout";
     public static final String ZERO_PAGE = "zeroPage";
     public static final String HANDLE_POOL = "handlePool";
+
+    @Override
+    public WorkerAction action() {
+        return WorkerAction.CREATE_TENSORS;
+    }
 
     public JsonObject toJson() {
         JsonObject json = new JsonObject().put(GROUP, group).put(OWNER, owner.toString())

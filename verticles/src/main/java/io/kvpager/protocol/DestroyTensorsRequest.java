@@ -6,7 +6,12 @@ import static io.kvpager.protocol.RequestFields.GROUP;
 import static io.kvpager.protocol.RequestFields.OWNER;
 
 /** {@code destroy-tensors}: unmap everything of {@code owner}'s group and free its virtual ranges. */
-public record DestroyTensorsRequest(int group, Owner owner) {
+public record DestroyTensorsRequest(int group, Owner owner)  implements WorkerRequest {
+
+    @Override
+    public WorkerAction action() {
+        return WorkerAction.DESTROY_TENSORS;
+    }
 
     public JsonObject toJson() {
         return new JsonObject().put(GROUP, group).put(OWNER, owner.toString());

@@ -3,7 +3,6 @@ package io.kvpager.protocol;
 import io.kvpager.Layout;
 import io.vertx.core.json.JsonObject;
 
-import java.util.Arrays;
 
 /**
  * One group in a {@code stats} answer: its mapped pages and handles, geometry, handle-pool bounds,

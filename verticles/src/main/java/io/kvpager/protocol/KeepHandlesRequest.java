@@ -9,9 +9,14 @@ import static io.kvpager.protocol.RequestFields.OWNER;
  * {@code keep-handles}: keep {@code idlePages} page ids' worth of unmapped handles idle for
  * {@code owner}'s group, on top of its {@code handlePool.boundPages}.
  */
-public record KeepHandlesRequest(int group, Owner owner, int idlePages) {
+public record KeepHandlesRequest(int group, Owner owner, int idlePages)  implements WorkerRequest {
 
     public static final String IDLE_PAGES = "idlePages";
+
+    @Override
+    public WorkerAction action() {
+        return WorkerAction.KEEP_HANDLES;
+    }
 
     public JsonObject toJson() {
         return new JsonObject().put(GROUP, group).put(OWNER, owner.toString()).put(IDLE_PAGES, idlePages);

@@ -15,7 +15,7 @@ import static io.kvpager.protocol.RequestFields.REQUEST_ID;
  * {@code map}, {@code unmap} or {@code release-pages} of page ids of a group: distinct ids, each in
  * the group's range. A repeated {@code requestId} is answered with the first answer.
  */
-public record PagesRequest(WorkerAction action, String requestId, int group, Owner owner, int[] pages) {
+public record PagesRequest(WorkerAction action, String requestId, int group, Owner owner, int[] pages) implements WorkerRequest {
 
     public PagesRequest {
         if (action != WorkerAction.MAP && action != WorkerAction.UNMAP && action != WorkerAction.RELEASE_PAGES) {

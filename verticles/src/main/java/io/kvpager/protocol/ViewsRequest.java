@@ -5,7 +5,19 @@ import io.vertx.core.json.JsonObject;
 import static io.kvpager.protocol.RequestFields.GROUP;
 
 /** {@code views}: where the group's blocks are in the worker's address space. */
-public record ViewsRequest(int group) {
+public record ViewsRequest(int group) implements WorkerRequest {
+
+    @Override
+    public WorkerAction action() {
+        return WorkerAction.VIEWS;
+    }
+
+    /** Anyone may ask where a group's blocks are: the request names no owner. */
+    @Override
+    public Owner owner() {
+        return null;
+    }
+
 
     public JsonObject toJson() {
         return new JsonObject().put(GROUP, group);

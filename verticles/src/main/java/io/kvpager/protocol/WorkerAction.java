@@ -1,5 +1,10 @@
 package io.kvpager.protocol;
 
+import io.vertx.core.eventbus.DeliveryOptions;
+
+import java.util.Arrays;
+import java.util.List;
+
 
 /** The actions a rank worker answers, by the name they carry in the {@code action} header. */
 public enum WorkerAction {
@@ -43,6 +48,26 @@ public enum WorkerAction {
         return wireName;
     }
 
+    /** New delivery options that carry this action in the {@code action} header. */
+    public DeliveryOptions delivery() {
+        return new DeliveryOptions().addHeader(HEADER, wireName);
+    }
+
+    /** Every action's name, in declaration order (the order of {@code docs/protocol.md}). */
+    public static List<String> wireNames() {
+        return Arrays.stream(values()).map(WorkerAction::wireName).toList();
+    }
+
+    /** Whether {@code name} is one of these actions' names; false for null. */
+    public static boolean isKnown(String name) {
+        for (WorkerAction action : values()) {
+            if (action.wireName.equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * The action named {@code name}.
      *
@@ -61,10 +86,6 @@ public enum WorkerAction {
     }
 
     private static String known() {
-        StringBuilder names = new StringBuilder();
-        for (WorkerAction action : values()) {
-            names.append(names.isEmpty() ? "" : ", ").append(action.wireName);
-        }
-        return names.toString();
+        return String.join(", ", wireNames());
     }
 }

@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.DestroyTensorsRequest;
 import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.protocol.HandlePoolJson;
 import io.kvpager.protocol.CreateTensorsRequest;
@@ -30,7 +31,6 @@ import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.protocol.Owner;
-import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -127,8 +127,8 @@ public final class Coordinator {
                 displacedByRank.run();
             }
         });
-        JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
-                handlePool(options)).toJson();
+        CreateTensorsRequest tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
+                handlePool(options));
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages);
         String name = "cache " + pool.instance() + " group " + pool.group();
@@ -451,7 +451,7 @@ public final class Coordinator {
     public Future<CacheStats> stats() {
         PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId(), downMisses);
         Future<List<GpuStats>> gpus = budget.stats();
-        return fanOut.toAll(WorkerAction.STATS, new StatsRequest().toJson()).compose(replies -> gpus.map(gpuStats -> {
+        return fanOut.toAll(new StatsRequest()).compose(replies -> gpus.map(gpuStats -> {
             List<RankStats> ranks = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
                 ranks.add(rankStats(reply, pool.group()));
@@ -592,8 +592,8 @@ public final class Coordinator {
         if (ready != null) {
             tensorStart.cancel();
         }
-        refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(WorkerAction.DESTROY_TENSORS,
-                new JsonObject()))).map(replies -> {
+        refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(new DestroyTensorsRequest(pool.group(),
+                owner)))).map(replies -> {
             List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
                 // CONFLICT: a new owner reclaimed the group there, and with it this pool's pages

@@ -8,7 +8,6 @@ import io.kvpager.cache.RankViews;
 import io.kvpager.protocol.TensorView;
 import io.kvpager.protocol.ViewsReply;
 import io.kvpager.protocol.ViewsRequest;
-import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 
 import java.util.ArrayList;
@@ -27,7 +26,7 @@ final class PoolViews {
     /** Asks every rank of {@code fanOut}'s pool; call on the coordinator's context. */
     static Future<List<RankViews>> read(RankFanOut fanOut, long blockBytes) {
         int group = fanOut.pool().group();
-        return fanOut.toAll(WorkerAction.VIEWS, new ViewsRequest(group).toJson()).map(replies -> {
+        return fanOut.toAll(new ViewsRequest(group)).map(replies -> {
             List<RankViews> views = new ArrayList<>(replies.size());
             List<RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
