@@ -35,7 +35,7 @@ public sealed interface BusAddress {
         if (address == null || !address.startsWith(PREFIX)) {
             return null;
         }
-        if (address.endsWith(COORDINATOR_SUFFIX)) {
+        if (address.endsWith(COORDINATOR_SUFFIX) && address.length() > PREFIX.length() + COORDINATOR_SUFFIX.length()) {
             String instance = address.substring(PREFIX.length(), address.length() - COORDINATOR_SUFFIX.length());
             return isInstanceName(instance) ? new Coordinator(instance) : null;
         }
