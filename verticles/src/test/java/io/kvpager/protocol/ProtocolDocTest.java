@@ -43,6 +43,44 @@ class ProtocolDocTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(CoordinatorAction.class)
+    void everyCoordinatorActionHasARequestAndRepliesTheRecordsRead(CoordinatorAction action) throws IOException {
+        List<JsonObject> examples = examples("coordinator: " + action.wireName());
+        assertThat(examples).as("the request of " + action.wireName()).isNotEmpty();
+        CoordinatorRequest request = CoordinatorRequest.fromJson(action, examples.getFirst());
+        assertThat(request.toJson()).isEqualTo(examples.getFirst());
+        List<JsonObject> replies = examples.subList(1, examples.size());
+        if (action == CoordinatorAction.STATS) {
+            assertThat(replies).as("stats answers with CacheStats.toJson(), described in words").isEmpty();
+            return;
+        }
+        assertThat(replies).as("the replies of " + action.wireName()).isNotEmpty();
+        for (JsonObject reply : replies) {
+            assertThat(readReply(action, reply).toJson()).isEqualTo(reply);
+        }
+    }
+
+    private static CoordinatorReply readReply(CoordinatorAction action, JsonObject json) {
+        return switch (action) {
+            case POOL -> CoordinatorReply.Pool.fromJson(json);
+            case ALLOC -> CoordinatorReply.Alloc.fromJson(json);
+            case FENCE -> CoordinatorReply.Fence.fromJson(json);
+            case AVAILABLE -> CoordinatorReply.Available.fromJson(json);
+            case LIMIT -> CoordinatorReply.Limit.fromJson(json);
+            case FREE, RETIRED, TRIM -> new CoordinatorReply.Done();
+            case STATS -> throw new AssertionError("stats has no reply record");
+        };
+    }
+
+    @Test
+    void theCoordinatorsActionsAreTheDocsList() throws IOException {
+        String doc = Files.readString(doc());
+        for (String action : CoordinatorAction.wireNames()) {
+            assertThat(doc).contains("### coordinator: " + action + "\n");
+        }
+    }
+
     /** The JSON blocks of the section {@code ### action}. */
     private static List<JsonObject> examples(String action) throws IOException {
         String doc = Files.readString(doc());
