@@ -229,8 +229,8 @@ class ProtocolRecordsTest {
         return copy;
     }
 
-    static Object readRequest(WorkerAction action, JsonObject json) {
-        return switch (action) {
+    static WorkerRequest readRequest(WorkerAction action, JsonObject json) {
+        WorkerRequest request = switch (action) {
             case CREATE_TENSORS -> CreateTensorsRequest.fromJson(json);
             case TENSORS_CREATED -> TensorsCreatedRequest.fromJson(json);
             case MAP, UNMAP, RELEASE_PAGES -> PagesRequest.fromJson(action, json, g -> GROUP_PAGES);
@@ -239,20 +239,14 @@ class ProtocolRecordsTest {
             case STATS -> StatsRequest.fromJson(json);
             case VIEWS -> ViewsRequest.fromJson(json);
         };
+        assertThat(request.action()).as("the record read under " + action + " is sent with it").isEqualTo(action);
+        return request;
     }
 
     /** The request's own fields plus the pp and tp a fan-out adds, which the worker checks before the record. */
-    static JsonObject writeRequest(WorkerAction action, Object request) {
-        Function<Object, JsonObject> json = switch (action) {
-            case CREATE_TENSORS -> r -> ((CreateTensorsRequest) r).toJson();
-            case TENSORS_CREATED -> r -> ((TensorsCreatedRequest) r).toJson();
-            case MAP, UNMAP, RELEASE_PAGES -> r -> ((PagesRequest) r).toJson();
-            case KEEP_HANDLES -> r -> ((KeepHandlesRequest) r).toJson();
-            case DESTROY_TENSORS -> r -> ((DestroyTensorsRequest) r).toJson();
-            case STATS -> r -> ((StatsRequest) r).toJson();
-            case VIEWS -> r -> ((ViewsRequest) r).toJson();
-        };
-        return json.apply(request).put(RequestFields.PP, 0).put(RequestFields.TP, 1);
+    static JsonObject writeRequest(WorkerAction action, WorkerRequest request) {
+        assertThat(request.action()).isEqualTo(action);
+        return request.toJson().put(RequestFields.PP, 0).put(RequestFields.TP, 1);
     }
 
     static Object readReply(WorkerAction action, JsonObject json) {

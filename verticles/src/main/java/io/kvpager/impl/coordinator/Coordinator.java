@@ -592,8 +592,8 @@ public final class Coordinator {
         if (ready != null) {
             tensorStart.cancel();
         }
-        refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(new DestroyTensorsRequest(pool.group(),
-                owner)))).map(replies -> {
+        DestroyTensorsRequest destroy = new DestroyTensorsRequest(pool.group(), owner);
+        refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(destroy))).map(replies -> {
             List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
                 // CONFLICT: a new owner reclaimed the group there, and with it this pool's pages
