@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * The actions a cache's coordinator answers at {@link BusAddress#coordinator}, by the name they
- * carry in the {@code action} header; each has its request record in {@link CoordinatorRequest} and, where it answers with fields, its reply in {@link CoordinatorReply}.
+ * carry in the {@code action} header; each has its request record in {@link CoordinatorRequest}
+ * and, where it answers with fields, its reply in {@link CoordinatorReply}.
  */
 public enum CoordinatorAction {
     /** Which pool the coordinator serves: {@link CoordinatorReply.Pool}. */

@@ -67,7 +67,9 @@ public sealed interface CoordinatorReply {
             if (json.getValue("miss") != null) {
                 MissReason reason = body.requireEnum("miss", MissReason.class);
                 String detail = body.requireText("detail");
-                return new Alloc(reason == MissReason.GPU_SHARE ? Allocation.gpuShareMiss(detail) : Allocation.miss(reason, detail));
+                // a GPU_SHARE miss says so by its flag too, as the coordinator's own did
+                Allocation miss = reason == MissReason.GPU_SHARE ? Allocation.gpuShareMiss(detail) : Allocation.miss(reason, detail);
+                return new Alloc(miss);
             }
             return new Alloc(Allocation.of(body.requireInts(CoordinatorRequest.BLOCKS, 0, Integer.MAX_VALUE)));
         }

@@ -13,7 +13,8 @@ import static io.kvpager.protocol.RequestFields.OWNER;
  *
  * @param handlePool the group's idle-handle bounds; null for the defaults of its geometry
  */
-public record CreateTensorsRequest(int group, Owner owner, Geometry geometry, boolean zeroPage, HandlePoolOptions handlePool)  implements WorkerRequest {
+public record CreateTensorsRequest(int group, Owner owner, Geometry geometry, boolean zeroPage, HandlePoolOptions handlePool)
+        implements WorkerRequest {
 
     public static final String LAYERS = "layers";
     public static final String KV_BUFFERS = "kvBuffers";

@@ -6,7 +6,7 @@ import static io.kvpager.protocol.RequestFields.GROUP;
 import static io.kvpager.protocol.RequestFields.OWNER;
 
 /** {@code destroy-tensors}: unmap everything of {@code owner}'s group and free its virtual ranges. */
-public record DestroyTensorsRequest(int group, Owner owner)  implements WorkerRequest {
+public record DestroyTensorsRequest(int group, Owner owner) implements WorkerRequest {
 
     @Override
     public WorkerAction action() {

@@ -9,7 +9,7 @@ import static io.kvpager.protocol.RequestFields.OWNER;
  * {@code keep-handles}: keep {@code idlePages} page ids' worth of unmapped handles idle for
  * {@code owner}'s group, on top of its {@code handlePool.boundPages}.
  */
-public record KeepHandlesRequest(int group, Owner owner, int idlePages)  implements WorkerRequest {
+public record KeepHandlesRequest(int group, Owner owner, int idlePages) implements WorkerRequest {
 
     public static final String IDLE_PAGES = "idlePages";
 

@@ -9,7 +9,7 @@ import static io.kvpager.protocol.RequestFields.OWNER;
  * {@code tensors-created}: whether the group's tensors exist on the rank, and belong to
  * {@code owner} when it is not null.
  */
-public record TensorsCreatedRequest(int group, Owner owner)  implements WorkerRequest {
+public record TensorsCreatedRequest(int group, Owner owner) implements WorkerRequest {
 
     @Override
     public WorkerAction action() {
