@@ -1,14 +1,13 @@
 package io.kvpager.cli;
 
+import io.kvpager.protocol.StatsRequest;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.protocol.WorkerAction;
 import io.kvpager.worker.RankWorker;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.vertx.core.json.JsonObject;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,9 +63,9 @@ final class RankWait implements AutoCloseable {
     }
 
     private Future<Boolean> answers(String address) {
-        DeliveryOptions probe = new DeliveryOptions().addHeader(WorkerAction.HEADER, WorkerAction.STATS.wireName())
-                .setSendTimeout(PROBE_TIMEOUT_MS);
-        return vertx.eventBus().request(address, new JsonObject().put("group", options.getGroup()), probe)
+        StatsRequest stats = new StatsRequest();
+        DeliveryOptions probe = stats.action().delivery().setSendTimeout(PROBE_TIMEOUT_MS);
+        return vertx.eventBus().request(address, stats.toJson(), probe)
                 .map(true)
                 .otherwise(e -> !(e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS));
     }

@@ -1,6 +1,9 @@
 package io.kvpager.metrics;
 
 import io.kvpager.FailureCode;
+import io.kvpager.protocol.BusAddress;
+import io.kvpager.protocol.CoordinatorAction;
+import io.kvpager.protocol.WorkerAction;
 import io.kvpager.protocol.WorkerProtocol;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
@@ -15,8 +18,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Latency of kvpager's event-bus calls, as histograms with Prometheus buckets, measured where they
@@ -42,9 +43,7 @@ public final class RankCallMeters {
     public static final String FAILURES = "kvpager.rank.failures";
     public static final String SERVED = "kvpager.rank.served";
     public static final String ALLOC_REQUESTS = "kvpager.alloc.requests";
-    private static final Pattern RANK = Pattern.compile("kvpager\\.([A-Za-z0-9_-]+)\\.pp(\\d+)\\.tp(\\d+)");
-    private static final Pattern COORDINATOR = Pattern.compile("kvpager\\.([A-Za-z0-9_-]+)\\.coordinator");
-    private static final Set<String> TIMED = Set.of("map", "unmap");
+    private static final Set<String> TIMED = Set.of(WorkerAction.MAP.wireName(), WorkerAction.UNMAP.wireName());
     /** The action tag of a request whose action header names no action of the protocol: one meter for all of them. */
     static final String UNKNOWN_ACTION = "unknown";
     private static final long FORGET_AFTER_NANOS = TimeUnit.MINUTES.toNanos(10);
@@ -109,18 +108,14 @@ public final class RankCallMeters {
     private void onInbound(DeliveryContext<Object> context) {
         Message<Object> message = context.message();
         String action = message.headers().get(WorkerProtocol.ACTION_HEADER);
-        if (action != null && message.replyAddress() != null && message.address().startsWith("kvpager.")) {
-            Matcher rank = RANK.matcher(message.address());
-            if (rank.matches()) {
+        if (action != null && message.replyAddress() != null) {
+            switch (BusAddress.parse(message.address())) {
                 // the header comes from whoever sent the request: only the protocol's actions become tag values
-                String known = WorkerProtocol.ACTIONS.contains(action) ? action : UNKNOWN_ACTION;
-                serving.put(message.replyAddress(), new Call(rank.group(1), "pp" + rank.group(2) + "/tp" + rank.group(3), known,
-                        System.nanoTime()));
-            } else if ("alloc".equals(action)) {
-                Matcher coordinator = COORDINATOR.matcher(message.address());
-                if (coordinator.matches()) {
-                    serving.put(message.replyAddress(), new Call(coordinator.group(1), null, action, System.nanoTime()));
-                }
+                case BusAddress.Rank rank -> serving.put(message.replyAddress(), new Call(rank.instance(), rank.rankName(),
+                        WorkerAction.isKnown(action) ? action : UNKNOWN_ACTION, System.nanoTime()));
+                case BusAddress.Coordinator coordinator when CoordinatorAction.ALLOC.wireName().equals(action) ->
+                        serving.put(message.replyAddress(), new Call(coordinator.instance(), null, action, System.nanoTime()));
+                case null, default -> { }
             }
         }
         onReply(context);
@@ -129,12 +124,9 @@ public final class RankCallMeters {
     private void onRequest(DeliveryContext<Object> context) {
         Message<Object> message = context.message();
         String action = message.headers().get(WorkerProtocol.ACTION_HEADER);
-        if (action != null && TIMED.contains(action) && message.replyAddress() != null && message.address().startsWith("kvpager.")) {
-            Matcher rank = RANK.matcher(message.address());
-            if (rank.matches()) {
-                pending.put(message.replyAddress(), new Call(rank.group(1), "pp" + rank.group(2) + "/tp" + rank.group(3), action,
-                        System.nanoTime()));
-            }
+        if (action != null && TIMED.contains(action) && message.replyAddress() != null
+                && BusAddress.parse(message.address()) instanceof BusAddress.Rank rank) {
+            pending.put(message.replyAddress(), new Call(rank.instance(), rank.rankName(), action, System.nanoTime()));
         }
         context.next();
     }

@@ -1,5 +1,6 @@
 package io.kvpager.harness;
 
+import io.kvpager.protocol.StatsRequest;
 import io.kvpager.Geometry;
 import io.kvpager.cache.KvCache;
 import io.kvpager.core.LedgerStats;
@@ -7,11 +8,9 @@ import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
-import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
@@ -91,8 +90,9 @@ public record PoolSnapshot(Geometry geometry, int group, LedgerStats ledger, Str
         return belief(view).compose(before -> {
             List<Future<JsonObject>> asked = new ArrayList<>();
             for (int r = 0; r < ranks.tp(); r++) {
-                asked.add(vertx.eventBus().<JsonObject>request(ranks.address(r), new JsonObject(),
-                        new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.STATS).setSendTimeout(ASK_BOUND.toMillis()))
+                StatsRequest stats = new StatsRequest();
+                asked.add(vertx.eventBus().<JsonObject>request(ranks.address(r), stats.toJson(),
+                        stats.action().delivery().setSendTimeout(ASK_BOUND.toMillis()))
                         .map(m -> m.body()));
             }
             return Future.join(asked).transform(joined -> belief(view)).compose(after -> {

@@ -1,7 +1,6 @@
 package io.kvpager.protocol;
 
 import io.kvpager.cache.RankFailure;
-import io.kvpager.impl.protocol.RankFailureReply;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 
@@ -52,20 +51,19 @@ public final class WorkerProtocol {
     public static final String VIEWS = "views";
 
     /** Every action a worker answers, in the order of {@code docs/protocol.md}. */
-    public static final List<String> ACTIONS = List.of(CREATE_TENSORS, TENSORS_CREATED, MAP, UNMAP, RELEASE_PAGES,
-            KEEP_HANDLES, DESTROY_TENSORS, STATS, VIEWS);
+    public static final List<String> ACTIONS = WorkerAction.wireNames();
 
     private WorkerProtocol() {
     }
 
     /** The address of a rank worker: {@code kvpager.<instance>.pp<P>.tp<R>}. */
     public static String rankAddress(String instance, int pp, int tp) {
-        return "kvpager." + instance + ".pp" + pp + ".tp" + tp;
+        return BusAddress.rank(instance, pp, tp);
     }
 
     /** The address of a cache's coordinator: {@code kvpager.<instance>.coordinator}. */
     public static String coordinatorAddress(String instance) {
-        return "kvpager." + instance + ".coordinator";
+        return BusAddress.coordinator(instance);
     }
 
     /**

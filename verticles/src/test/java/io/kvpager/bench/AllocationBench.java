@@ -8,7 +8,9 @@ import io.kvpager.impl.coordinator.PoolRanks;
 import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankReply;
 import io.kvpager.impl.coordinator.RankTarget;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.PagesRequest;
+import io.kvpager.protocol.StatsRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -16,7 +18,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
@@ -123,17 +124,20 @@ public final class AllocationBench {
                     List<RankTarget> ranks = PoolRanks.of(options).ranks();
                     int warmup = batches / 5;
                     return on(context, () -> loop(batches, i -> {
-                        JsonObject page = new JsonObject().put("pages", new JsonArray().add(i % BENCH_PAGES));
+                        int[] batch = {i % BENCH_PAGES};
+                        int group = fan.pool().group();
+                        PagesRequest map = new PagesRequest(WorkerAction.MAP, fan.nextRequestId(), group, fan.owner(), batch);
+                        JsonObject page = map.toJson();
                         int width = 1 + i % 4;
                         long start = System.nanoTime();
-                        return fan.toAll(WorkerAction.MAP, page).compose(replies -> {
+                        return fan.toAll(map).compose(replies -> {
                             record(maps, i >= warmup, start);
                             requireAll(replies);
-                            return fan.toAll(WorkerAction.UNMAP, page);
+                            return fan.toAll(new PagesRequest(WorkerAction.UNMAP, fan.nextRequestId(), group, fan.owner(), batch));
                         }).compose(replies -> {
                             requireAll(replies);
                             long statsStart = System.nanoTime();
-                            return fan.send(ranks.subList(0, width), WorkerAction.STATS, new JsonObject(), 5_000)
+                            return fan.send(ranks.subList(0, width), new StatsRequest(), 5_000)
                                     .onSuccess(r -> record(stats[width - 1], i >= warmup, statsStart));
                         }).compose(replies -> {
                             long floorStart = System.nanoTime();

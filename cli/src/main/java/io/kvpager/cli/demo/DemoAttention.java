@@ -1,5 +1,7 @@
 package io.kvpager.cli.demo;
 
+import io.kvpager.protocol.BusAddress;
+import io.kvpager.protocol.ViewsRequest;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
@@ -17,11 +19,8 @@ import io.kvpager.attention.KernelCache;
 import io.kvpager.attention.KvDtype;
 import io.kvpager.attention.KvTensors;
 import io.kvpager.attention.PagedDecodeAttention;
-import io.kvpager.protocol.WorkerProtocol;
-import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,9 +71,9 @@ final class DemoAttention implements AutoCloseable {
         for (ModelProfile model : models) {
             List<KvTensors> ranks = new ArrayList<>();
             for (int rank = 0; rank < tp; rank++) {
+                ViewsRequest views = new ViewsRequest(0);
                 JsonObject reply = DemoRun.await(vertx.eventBus().<JsonObject>request(
-                        "kvpager." + model.instance() + ".pp0.tp" + rank, new JsonObject().put("group", 0),
-                        new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.VIEWS)).map(m -> m.body()),
+                        BusAddress.rank(model.instance(), 0, rank), views.toJson(), views.action().delivery()).map(m -> m.body()),
                         "reading the views of " + model.instance() + " rank " + rank);
                 long base = reply.getJsonArray("views").getJsonObject(0).getLong("address");
                 ranks.add(KvTensors.of(model.geometry(tp, pages(reply, model, tp)), base));

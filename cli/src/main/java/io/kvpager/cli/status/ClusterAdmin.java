@@ -1,6 +1,6 @@
 package io.kvpager.cli.status;
 
-import io.kvpager.LimitResult;
+import io.kvpager.protocol.CoordinatorReply;
 import io.kvpager.cluster.ClusterDirectory;
 import io.kvpager.cluster.RegisteredWorker;
 import io.vertx.core.Future;
@@ -119,9 +119,8 @@ public final class ClusterAdmin {
                         new JsonObject().put("error", String.valueOf(ar.cause().getMessage())));
                 return;
             }
-            LimitResult r = ar.result();
-            reply(context, 200, new JsonObject().put("outcome", r.outcome().name()).put("revision", r.revision())
-                    .put("limitBytes", r.limitBytes()).put("effectivePages", r.effectivePages()).put("inUsePages", r.inUsePages()));
+            // the coordinator's own reply, passed on as it wrote it
+            reply(context, 200, new CoordinatorReply.Limit(ar.result()).toJson());
         });
     }
 

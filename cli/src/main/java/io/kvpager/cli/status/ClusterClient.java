@@ -1,5 +1,6 @@
 package io.kvpager.cli.status;
 
+import io.kvpager.protocol.CoordinatorReply;
 import io.kvpager.LimitResult;
 import io.vertx.core.json.DecodeException;
 import io.kvpager.cluster.RegisteredWorker;
@@ -112,7 +113,8 @@ public final class ClusterClient {
             change.put("revision", revision);
         }
         String body = change.encode();
-        return StatsReply.limitResult(askInTurn("/cluster/limit?cluster=" + encode(clusterName) + "&wait=" + nodeWaitMs(), body));
+        String path = "/cluster/limit?cluster=" + encode(clusterName) + "&wait=" + nodeWaitMs();
+        return CoordinatorReply.Limit.fromJson(askInTurn(path, body)).result();
     }
 
     /** How long a node may wait for the coordinators: a share of the timeout, leaving it time to answer. */

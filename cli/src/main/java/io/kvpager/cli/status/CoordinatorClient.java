@@ -2,7 +2,9 @@ package io.kvpager.cli.status;
 
 import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
-import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.protocol.BusAddress;
+import io.kvpager.protocol.CoordinatorReply;
+import io.kvpager.protocol.CoordinatorRequest;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -15,7 +17,7 @@ import java.util.List;
 /**
  * Asks cache coordinators over the event bus at {@code kvpager.<instance>.coordinator}, the way
  * {@code status}, {@code top} and {@code limit} do: actions {@code stats} and {@code limit} in the
- * {@code action} header, JSON bodies. An instance that is not there, or does not answer in time,
+ * {@code action} header, bodies written and read by the protocol's records. An instance that is not there, or does not answer in time,
  * fails with a message that names it.
  */
 public final class CoordinatorClient {
@@ -32,11 +34,11 @@ public final class CoordinatorClient {
     }
 
     public static String address(String instance) {
-        return "kvpager." + instance + ".coordinator";
+        return BusAddress.coordinator(instance);
     }
 
     public Future<CacheStats> stats(String instance) {
-        return ask(instance, "stats", new JsonObject()).map(StatsReply::cacheStats);
+        return ask(instance, new CoordinatorRequest.Stats()).map(StatsReply::cacheStats);
     }
 
     /**
@@ -44,11 +46,7 @@ public final class CoordinatorClient {
      * it the next one (the one in force plus one), so that it applies.
      */
     public Future<LimitResult> limit(String instance, long bytes, Long revision) {
-        JsonObject body = new JsonObject().put("bytes", bytes);
-        if (revision != null) {
-            body.put("revision", revision);
-        }
-        return ask(instance, "limit", body).map(StatsReply::limitResult);
+        return ask(instance, new CoordinatorRequest.Limit(bytes, revision)).map(json -> CoordinatorReply.Limit.fromJson(json).result());
     }
 
     /** The stats of each instance, or why it did not answer; never fails. */
@@ -61,9 +59,10 @@ public final class CoordinatorClient {
         return Future.join(answers).map(all -> answers.stream().map(Future::result).toList());
     }
 
-    private Future<JsonObject> ask(String instance, String action, JsonObject body) {
-        DeliveryOptions options = new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action).setSendTimeout(timeoutMs);
-        return vertx.eventBus().request(address(instance), body, options)
+    private Future<JsonObject> ask(String instance, CoordinatorRequest request) {
+        String action = request.action().wireName();
+        DeliveryOptions options = request.action().delivery().setSendTimeout(timeoutMs);
+        return vertx.eventBus().request(address(instance), request.toJson(), options)
                 .recover(e -> Future.failedFuture(explain(instance, e)))
                 .compose(reply -> reply.body() instanceof JsonObject json ? Future.succeededFuture(json)
                         : Future.failedFuture(new IllegalStateException(instance + " answered '" + action + "' with "

@@ -2,7 +2,6 @@ package io.kvpager.cli.status;
 
 import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
-import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.PoolStats;
@@ -16,8 +15,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads the coordinator's answers back into kvpager's types: {@code stats} replies
- * ({@link CacheStats#toJson()}) and {@code limit} replies. A field that is missing or of the wrong
+ * Reads the coordinator's {@code stats} replies ({@link CacheStats#toJson()}) back into kvpager's
+ * types ({@code limit} replies are read by {@link io.kvpager.protocol.CoordinatorReply.Limit}). A field that is missing or of the wrong
  * type is an {@link IllegalArgumentException} naming it, so a peer of another version is reported
  * as such rather than shown as zeros.
  */
@@ -38,18 +37,6 @@ public final class StatsReply {
         return new CacheStats(string(json, "instance"), (int) number(json, "group"), stages, (int) number(json, "tp"),
                 CacheState.ofJsonName(string(json, "state")), json.getString("reason"), json.getString("startFailure"), json.getString("refillFailure"),
                 poolStats(object(json, "pool")), ranks, List.of());
-    }
-
-    public static LimitResult limitResult(JsonObject json) {
-        String outcome = string(json, "outcome");
-        LimitResult.Outcome parsed;
-        try {
-            parsed = LimitResult.Outcome.valueOf(outcome);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("outcome '" + outcome + "' is none of APPLIED, DEFERRED, STALE, CONFLICT");
-        }
-        return new LimitResult(parsed, number(json, "revision"), number(json, "limitBytes"), (int) number(json, "effectivePages"),
-                (int) number(json, "inUsePages"));
     }
 
     private static PoolStats poolStats(JsonObject json) {

@@ -1,5 +1,7 @@
 package io.kvpager.cluster.bench;
 
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.StatsRequest;
 import io.kvpager.cache.KvCache;
 import io.kvpager.bench.LatencySamples;
 import io.kvpager.cache.KvCacheOptions;
@@ -14,7 +16,6 @@ import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankRejoin;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.impl.membership.RankNodes;
-import io.kvpager.impl.protocol.WorkerAction;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -155,7 +156,8 @@ public final class ClusterBench {
             PoolRanks pool = new PoolRanks(cache.options().getInstance(), List.of(0), tp, 0);
             RankNodes nodes = RankNodes.of(vertx, context, pool, ranks -> { });
             RankFanOut fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, 30_000, owner);
-            FanOutMapper mapper = new FanOutMapper(fanOut, new RankRejoin(vertx, fanOut, new JsonObject(), 30_000, 50, () -> new int[0]));
+            FanOutMapper mapper = new FanOutMapper(fanOut, new RankRejoin(vertx, fanOut,
+                    new CreateTensorsRequest(0, owner, cache.options().geometry(), false, null), 30_000, 50, () -> new int[0]));
             int[] pages = new int[BATCH];
             for (int i = 0; i < BATCH; i++) {
                 pages[i] = i;
@@ -167,7 +169,7 @@ public final class ClusterBench {
                 boolean measured = i >= warmup;
                 return timed(measured ? figures.map : null, () -> Future.fromCompletionStage(mapper.map(pages)))
                         .compose(x -> timed(measured ? figures.unmap : null, () -> Future.fromCompletionStage(mapper.unmap(pages))))
-                        .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, WorkerAction.STATS, new JsonObject(), 30_000)))
+                        .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, new StatsRequest(), 30_000)))
                         .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
                         .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
             }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);

@@ -1,15 +1,20 @@
 package io.kvpager.harness.fuzz;
 
 import io.kvpager.Layout;
+import io.kvpager.protocol.CoordinatorAction;
+import io.kvpager.protocol.CoordinatorRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.stream.Stream;
 
 /**
  * A seeded stream of malformed and hostile messages for a pool's rank workers (four in five) and
@@ -30,20 +35,29 @@ import java.util.SplittableRandom;
  */
 public final class HostileMessages {
 
-    static final List<String> WORKER_ACTIONS = List.of("create-tensors", "tensors-created", "map", "unmap", "destroy-tensors",
-            "stats", "views");
-    static final List<String> COORDINATOR_ACTIONS = List.of("pool", "stats", "alloc", "free", "fence", "retired", "available",
-            "limit", "trim");
-    /** Actions a worker refuses for lack of a required field when the body has none of its fields. */
-    private static final List<String> WORKER_ACTIONS_WITH_FIELDS = List.of("create-tensors", "tensors-created", "map", "unmap",
-            "destroy-tensors", "views");
-    private static final List<String> COORDINATOR_ACTIONS_WITH_FIELDS = List.of("alloc", "free", "retired", "limit");
-    private static final List<String> STRANGE_ACTIONS = List.of("", " ", "MAP", "Map", " map", "map ", "unmap\n", "alloc",
-            "free", "fence", "pool", "trim", "limit", "available", "retired", "create_tensors", "createTensors", "destroy",
-            "kill", "shutdown", "__vertx.reply", "null", "\u0000", "map;unmap", "stats?", "%s%s%s", "../map");
-    private static final List<String> STRANGE_COORDINATOR_ACTIONS = List.of("", " ", "ALLOC", "Alloc", " alloc", "free ",
-            "map", "unmap", "create-tensors", "tensors-created", "destroy-tensors", "views", "allocate", "release",
-            "shutdown", "\u0000", "stats\n", "fence?", "limit;trim");
+    static final List<String> WORKER_ACTIONS = WorkerAction.wireNames();
+    static final List<String> COORDINATOR_ACTIONS = CoordinatorAction.wireNames();
+    /** Actions a worker refuses for lack of a required field when the body has none of its fields: all but stats. */
+    private static final List<String> WORKER_ACTIONS_WITH_FIELDS = Arrays.stream(WorkerAction.values())
+            .filter(action -> action != WorkerAction.STATS).map(WorkerAction::wireName).toList();
+    /** Actions the coordinator refuses for lack of a required field, as its request records read an empty body. */
+    private static final List<String> COORDINATOR_ACTIONS_WITH_FIELDS = Arrays.stream(CoordinatorAction.values())
+            .filter(HostileMessages::needsFields).map(CoordinatorAction::wireName).toList();
+    private static final String MAP = WorkerAction.MAP.wireName();
+    private static final String ALLOC = CoordinatorAction.ALLOC.wireName();
+    private static final String FREE = CoordinatorAction.FREE.wireName();
+    private static final String RETIRED = CoordinatorAction.RETIRED.wireName();
+    private static final String LIMIT = CoordinatorAction.LIMIT.wireName();
+    private static final String UNMAP = WorkerAction.UNMAP.wireName();
+    /** Names a worker does not answer: near misses of its own, and the coordinator's (but stats, which both answer). */
+    private static final List<String> STRANGE_ACTIONS = Stream.concat(Stream.of("", " ", "MAP", "Map", " map", "map ", "unmap\n",
+                    "create_tensors", "createTensors", "destroy", "kill", "shutdown", "__vertx.reply", "null", "\u0000", "map;unmap",
+                    "stats?", "%s%s%s", "../map"), COORDINATOR_ACTIONS.stream())
+            .filter(name -> !WorkerAction.isKnown(name)).toList();
+    /** Names the coordinator does not answer: near misses of its own, and the workers' (but stats). */
+    private static final List<String> STRANGE_COORDINATOR_ACTIONS = Stream.concat(Stream.of("", " ", "ALLOC", "Alloc", " alloc",
+                    "free ", "allocate", "release", "shutdown", "\u0000", "stats\n", "fence?", "limit;trim"), WORKER_ACTIONS.stream())
+            .filter(name -> !COORDINATOR_ACTIONS.contains(name)).toList();
     /** Share of page-id and block-id arrays made huge: tens of thousands of elements. */
     private static final int HUGE_ONE_IN = 400;
 
@@ -55,6 +69,15 @@ public final class HostileMessages {
     private final int totalBlocks;
     private final List<String> usedIds = new ArrayList<>();
     private long ids;
+
+    private static boolean needsFields(CoordinatorAction action) {
+        try {
+            CoordinatorRequest.fromJson(action, new JsonObject());
+            return false;
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+    }
 
     public HostileMessages(PoolFacts facts, long seed) {
         this.facts = facts;
@@ -104,7 +127,7 @@ public final class HostileMessages {
         }
         if (roll < 90 && !usedIds.isEmpty()) {
             boolean map = random.nextBoolean();
-            return new HostileMessage(target, address, map ? "map" : "unmap",
+            return new HostileMessage(target, address, map ? MAP : UNMAP,
                     conflictingBatch(rank, map).put("requestId", pick(usedIds)), HostileMessage.ANY_REFUSAL,
                     "a request id used before, for another batch or rank");
         }
@@ -142,7 +165,7 @@ public final class HostileMessages {
     /** A map or unmap with exactly one defect, or none but its conflict (409). */
     private HostileMessage batch(String target, String address, int rank) {
         boolean map = random.nextBoolean();
-        String action = map ? "map" : "unmap";
+        String action = map ? MAP : UNMAP;
         JsonObject body = conflictingBatch(rank, map);
         String id = body.getString("requestId");
         int defect = random.nextInt(20);
@@ -193,7 +216,7 @@ public final class HostileMessages {
                 .put("kvBuffers", facts.geometry().kvBuffers()).put("blockBytes", facts.geometry().blockBytes())
                 .put("pageBytes", facts.geometry().pageBytes()).put("pages", pages)
                 .put("layout", facts.geometry().layout().name()).put("zeroPage", false).put("owner", facts.owner());
-        String action = "create-tensors";
+        String action = WorkerAction.CREATE_TENSORS.wireName();
         if (random.nextInt(3) == 0) {
             // the group that exists, asked for with other tensors
             return switch (random.nextInt(7)) {
@@ -243,13 +266,14 @@ public final class HostileMessages {
 
     /** {@code views}, {@code tensors-created} or {@code destroy-tensors} with a broken or unknown group. */
     private HostileMessage groupQuery(String target, String address) {
-        String action = pick(List.of("views", "tensors-created", "destroy-tensors"));
+        String action = pick(List.of(WorkerAction.VIEWS.wireName(), WorkerAction.TENSORS_CREATED.wireName(),
+                WorkerAction.DESTROY_TENSORS.wireName()));
         JsonObject body = new JsonObject();
         return switch (random.nextInt(4)) {
             case 0 -> refuse(target, address, action, body, "no group");
             case 1 -> refuse(target, address, action, body.put("group", notAnInteger()), "a group that is no integer");
             case 2 -> refuse(target, address, action, body.put("group", outOfIntRange()), "a group out of range");
-            default -> "views".equals(action)
+            default -> WorkerAction.VIEWS.wireName().equals(action)
                     ? new HostileMessage(target, address, action, body.put("group", otherGroup()), 404, "a group without tensors")
                     : refuse(target, address, action, body.put("group", notAnInteger()), "a group that is no integer");
         };
@@ -258,7 +282,7 @@ public final class HostileMessages {
     /** Any action, for another stage or another rank. */
     private HostileMessage otherRank(String target, String address, int rank) {
         String action = pick(WORKER_ACTIONS);
-        JsonObject body = "map".equals(action) || "unmap".equals(action) ? conflictingBatch(rank, "map".equals(action))
+        JsonObject body = MAP.equals(action) || UNMAP.equals(action) ? conflictingBatch(rank, MAP.equals(action))
                 : new JsonObject().put("group", facts.group());
         return switch (random.nextInt(4)) {
             case 0 -> refuse(target, address, action, body.put("pp", 1 + random.nextInt(7)).put("tp", rank), "another stage's request");
@@ -296,12 +320,12 @@ public final class HostileMessages {
         if (roll < 50) {
             JsonObject body = new JsonObject();
             return switch (random.nextInt(5)) {
-                case 0 -> refuse(target, address, "alloc", body, "no block count");
-                case 1 -> refuse(target, address, "alloc", body.put("blocks", notAnInteger()), "a block count that is no integer");
-                case 2 -> refuse(target, address, "alloc", body.put("blocks", -random.nextInt(1_000)), "no blocks or fewer");
-                case 3 -> refuse(target, address, "alloc", body.put("blocks", totalBlocks + 1 + random.nextInt(1_000_000)),
+                case 0 -> refuse(target, address, ALLOC, body, "no block count");
+                case 1 -> refuse(target, address, ALLOC, body.put("blocks", notAnInteger()), "a block count that is no integer");
+                case 2 -> refuse(target, address, ALLOC, body.put("blocks", -random.nextInt(1_000)), "no blocks or fewer");
+                case 3 -> refuse(target, address, ALLOC, body.put("blocks", totalBlocks + 1 + random.nextInt(1_000_000)),
                         "more blocks than the pool has");
-                default -> refuse(target, address, "alloc", body.put("blocks", outOfIntRange()), "a block count out of range");
+                default -> refuse(target, address, ALLOC, body.put("blocks", outOfIntRange()), "a block count out of range");
             };
         }
         if (roll < 75) {
@@ -310,21 +334,21 @@ public final class HostileMessages {
         if (roll < 87) {
             JsonObject body = new JsonObject();
             return switch (random.nextInt(3)) {
-                case 0 -> refuse(target, address, "retired", body, "no fence");
-                case 1 -> refuse(target, address, "retired", body.put("fence", notAnInteger()), "a fence that is no integer");
-                default -> refuse(target, address, "retired", body.put("fence", pick(List.of(0L, -1L, 1L, 7L, Long.MAX_VALUE,
+                case 0 -> refuse(target, address, RETIRED, body, "no fence");
+                case 1 -> refuse(target, address, RETIRED, body.put("fence", notAnInteger()), "a fence that is no integer");
+                default -> refuse(target, address, RETIRED, body.put("fence", pick(List.of(0L, -1L, 1L, 7L, Long.MAX_VALUE,
                         Long.MIN_VALUE, (long) random.nextInt()))), "a fence that is not open");
             };
         }
         JsonObject body = new JsonObject().put("bytes", random.nextLong(1L << 40)).put("revision", random.nextLong(1_000));
         return switch (random.nextInt(5)) {
-            case 0 -> refuse(target, address, "limit", body.put("bytes", -1 - random.nextLong(1L << 40)), "a negative limit");
-            case 1 -> refuse(target, address, "limit", body.put("revision", -1 - random.nextLong(1L << 40)), "a negative revision");
-            case 2 -> refuse(target, address, "limit", body.put("bytes", notAnInteger()), "a limit that is no integer");
+            case 0 -> refuse(target, address, LIMIT, body.put("bytes", -1 - random.nextLong(1L << 40)), "a negative limit");
+            case 1 -> refuse(target, address, LIMIT, body.put("revision", -1 - random.nextLong(1L << 40)), "a negative revision");
+            case 2 -> refuse(target, address, LIMIT, body.put("bytes", notAnInteger()), "a limit that is no integer");
             // without a revision a limit is the next change, which applies: past 2^62 is what may not
-            case 3 -> refuse(target, address, "limit", body.put("revision", pick(List.of(Long.MAX_VALUE, (1L << 62) + 1,
+            case 3 -> refuse(target, address, LIMIT, body.put("revision", pick(List.of(Long.MAX_VALUE, (1L << 62) + 1,
                     (1L << 62) + 1 + random.nextLong(Long.MAX_VALUE - (1L << 62))))), "a revision past 2^62");
-            default -> refuse(target, address, "limit", without(body, "bytes"), "no limit");
+            default -> refuse(target, address, LIMIT, without(body, "bytes"), "no limit");
         };
     }
 
@@ -366,16 +390,16 @@ public final class HostileMessages {
             }
             case 5 -> {
                 if (random.nextInt(HUGE_ONE_IN / 20) == 0) {
-                    return refuse(target, address, "free", body.put("blocks", ints(20_000 + random.nextInt(280_000), Integer.MAX_VALUE)),
+                    return refuse(target, address, FREE, body.put("blocks", ints(20_000 + random.nextInt(280_000), Integer.MAX_VALUE)),
                             "a huge array of block ids");
                 }
-                return refuse(target, address, "free", body.put("blocks", notAnArray()), "blocks that are no array");
+                return refuse(target, address, FREE, body.put("blocks", notAnArray()), "blocks that are no array");
             }
             default -> {
-                return refuse(target, address, "free", body, "no blocks");
+                return refuse(target, address, FREE, body, "no blocks");
             }
         }
-        return refuse(target, address, "free", body.put("blocks", new JsonArray(blocks)), defect);
+        return refuse(target, address, FREE, body.put("blocks", new JsonArray(blocks)), defect);
     }
 
     // ---- values ----

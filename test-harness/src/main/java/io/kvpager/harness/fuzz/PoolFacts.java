@@ -1,5 +1,6 @@
 package io.kvpager.harness.fuzz;
 
+import io.kvpager.protocol.BusAddress;
 import io.kvpager.Geometry;
 
 import java.util.Arrays;
@@ -37,11 +38,11 @@ public record PoolFacts(String instance, int tp, int group, Geometry geometry, i
     }
 
     public String workerAddress(int tp) {
-        return "kvpager." + instance + ".pp0.tp" + tp;
+        return BusAddress.rank(instance, 0, tp);
     }
 
     public String coordinatorAddress() {
-        return "kvpager." + instance + ".coordinator";
+        return BusAddress.coordinator(instance);
     }
 
     BitSet mappedSet() {

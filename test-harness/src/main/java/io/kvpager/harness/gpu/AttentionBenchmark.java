@@ -1,5 +1,7 @@
 package io.kvpager.harness.gpu;
 
+import io.kvpager.protocol.BusAddress;
+import io.kvpager.protocol.ViewsRequest;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
@@ -28,9 +30,7 @@ import io.kvpager.attention.PagedDecodeAttention;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.DeviceMemory;
-import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.PrintWriter;
@@ -195,8 +195,9 @@ public final class AttentionBenchmark {
                 }
                 taken += allocation.size();
             }
-            JsonArray views = Await.of(vertx.eventBus().<JsonObject>request("kvpager.attention-bench.pp0.tp0",
-                    new JsonObject().put("group", 0), new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.VIEWS))).body().getJsonArray("views");
+            ViewsRequest viewsRequest = new ViewsRequest(0);
+            JsonArray views = Await.of(vertx.eventBus().<JsonObject>request(BusAddress.rank("attention-bench", 0, 0),
+                    viewsRequest.toJson(), viewsRequest.action().delivery())).body().getJsonArray("views");
             KvTensors paged = KvTensors.of(geometry, views.getJsonObject(0).getLong("address"));
             // Finite values everywhere attention reads: 0x3c3c is about 0.0115 in bf16.
             ids.stream().map(geometry::pageOf).distinct().forEach(page ->

@@ -1,6 +1,8 @@
 package io.kvpager.harness.gpu;
 
-import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.protocol.Owner;
+import io.kvpager.protocol.PagesRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -8,10 +10,8 @@ import io.vertx.core.Promise;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.PromiseInternal;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,6 +26,8 @@ import java.util.List;
 final class BusFloor implements AutoCloseable {
 
     private static final String ADDRESS = "kvpager.bench.echo.";
+    /** Who the floor's map requests say they come from: the echo reads nothing, but the body is a map's. */
+    private static final Owner FLOOR_OWNER = new Owner("bus-floor", 1);
 
     private final Vertx vertx;
     private final int tp;
@@ -110,9 +112,8 @@ final class BusFloor implements AutoCloseable {
     private Future<?> fanOut(int i) {
         List<Future<?>> replies = new ArrayList<>();
         for (int r = 0; r < tp; r++) {
-            replies.add(vertx.eventBus().request(ADDRESS + r,
-                    new JsonObject().put("group", 0).put("pages", new JsonArray().add(i & 255)),
-                    new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.MAP)));
+            PagesRequest map = new PagesRequest(WorkerAction.MAP, "floor-" + i, 0, FLOOR_OWNER, new int[] {i & 255});
+            replies.add(vertx.eventBus().request(ADDRESS + r, map.toJson(), map.action().delivery()));
         }
         return Future.join(replies);
     }

@@ -1,5 +1,7 @@
 package io.kvpager.harness.gpu;
 
+import io.kvpager.protocol.BusAddress;
+import io.kvpager.protocol.ViewsRequest;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
@@ -30,9 +32,7 @@ import io.kvpager.cuda.DeviceMemory;
 import io.kvpager.harness.gpu.AttentionBenchmark.LaunchShapes;
 import io.kvpager.harness.gpu.AttentionBenchmark.Stat;
 import io.kvpager.harness.gpu.AttentionBenchmark.Timer;
-import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -117,9 +117,9 @@ final class Fp8Benchmark {
                 }
                 taken += allocation.size();
             }
-            JsonArray views = Await.of(vertx.eventBus().<JsonObject>request("kvpager." + instance + ".pp0.tp0",
-                    new JsonObject().put("group", 0), new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER,
-                            WorkerProtocol.VIEWS))).body().getJsonArray("views");
+            ViewsRequest viewsRequest = new ViewsRequest(0);
+            JsonArray views = Await.of(vertx.eventBus().<JsonObject>request(BusAddress.rank(instance, 0, 0),
+                    viewsRequest.toJson(), viewsRequest.action().delivery())).body().getJsonArray("views");
             paged = KvTensors.of(geometry, views.getJsonObject(0).getLong("address"));
             // finite values everywhere: 0x3c3c is about 0.0115 in bf16; 0x3c is 1.5 in e4m3, scales 0.0115
             ids.stream().map(geometry::pageOf).distinct().forEach(page ->

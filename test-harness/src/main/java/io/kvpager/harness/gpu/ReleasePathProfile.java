@@ -1,12 +1,16 @@
 package io.kvpager.harness.gpu;
 
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.Owner;
+import io.kvpager.protocol.PagesRequest;
+import io.kvpager.protocol.RequestFields;
+import io.kvpager.protocol.WorkerAction;
 import io.kvpager.Allocation;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.RawPageLoop;
-import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
@@ -14,8 +18,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -195,14 +197,13 @@ public final class ReleasePathProfile {
     }
 
     /** The owner of the group sent to straight: the profile stands in for a coordinator. */
-    private static final String OWNER = "release-path-profile#1";
+    private static final Owner OWNER = new Owner("release-path-profile", 1);
 
     private static void createTensors(Vertx vertx, RankWorker worker) {
-        Await.of(vertx.eventBus().request(worker.address(), new JsonObject().put("group", 0)
-                .put("layers", MapPathBenchmark.LAYERS).put("kvBuffers", MapPathBenchmark.KV_BUFFERS)
-                .put("blockBytes", MapPathBenchmark.PAGE_BYTES).put("pageBytes", MapPathBenchmark.PAGE_BYTES)
-                .put("pages", MapPathBenchmark.PAGES).put("layout", Layout.PAGE_MAJOR.name()).put("owner", OWNER),
-                new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, WorkerProtocol.CREATE_TENSORS)));
+        CreateTensorsRequest create = new CreateTensorsRequest(0, OWNER, new Geometry(MapPathBenchmark.LAYERS,
+                MapPathBenchmark.KV_BUFFERS, MapPathBenchmark.PAGE_BYTES, MapPathBenchmark.PAGE_BYTES, MapPathBenchmark.PAGES,
+                Layout.PAGE_MAJOR), false, null);
+        Await.of(vertx.eventBus().request(worker.address(), create.toJson(), create.action().delivery()));
     }
 
     /** Map, then unmap, of pages 0 .. pages-1, sent to a worker as the coordinator sends them. */
@@ -210,31 +211,32 @@ public final class ReleasePathProfile {
         private final Vertx vertx;
         private final RankWorker worker;
         private final AtomicLong ids;
-        private final JsonArray pages = new JsonArray();
+        private final int[] pages;
 
         WorkerStep(Vertx vertx, RankWorker worker, AtomicLong ids, int pages) {
             this.vertx = vertx;
             this.worker = worker;
             this.ids = ids;
+            this.pages = new int[pages];
             for (int p = 0; p < pages; p++) {
-                this.pages.add(p);
+                this.pages[p] = p;
             }
         }
 
         @Override
         public Future<?> map() {
-            return send("map");
+            return send(WorkerAction.MAP);
         }
 
         @Override
         public Future<?> unmap() {
-            return send("unmap");
+            return send(WorkerAction.UNMAP);
         }
 
-        private Future<?> send(String action) {
-            return vertx.eventBus().request(worker.address(), new JsonObject().put("pp", 0).put("tp", 0).put("group", 0)
-                    .put("pages", pages.copy()).put("requestId", "direct-" + ids.incrementAndGet()).put("owner", OWNER),
-                    new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action));
+        private Future<?> send(WorkerAction action) {
+            PagesRequest request = new PagesRequest(action, "direct-" + ids.incrementAndGet(), 0, OWNER, pages);
+            return vertx.eventBus().request(worker.address(),
+                    request.toJson().put(RequestFields.PP, 0).put(RequestFields.TP, 0), action.delivery());
         }
     }
 

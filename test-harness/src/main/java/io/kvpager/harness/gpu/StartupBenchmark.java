@@ -1,12 +1,14 @@
 package io.kvpager.harness.gpu;
 
+import io.kvpager.protocol.Owner;
+import io.kvpager.Geometry;
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.DestroyTensorsRequest;
+import io.kvpager.protocol.WorkerRequest;
 import io.kvpager.Layout;
-import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,7 +29,7 @@ final class StartupBenchmark implements GpuSection {
     }
 
     /** The owner of the groups it creates: the benchmark stands in for a coordinator. */
-    private static final String OWNER = "startup-benchmark#1";
+    private static final Owner OWNER = new Owner("startup-benchmark", 1);
 
     @Override
     public String name() {
@@ -61,18 +63,17 @@ final class StartupBenchmark implements GpuSection {
             int group = 0;
             for (Layout layout : Layout.values()) {
                 for (boolean zeroPage : new boolean[] {false, true}) {
-                    JsonObject body = new JsonObject().put("group", group).put("layers", LAYERS)
-                            .put("kvBuffers", KV_BUFFERS).put("blockBytes", PAGE_BYTES).put("pageBytes", PAGE_BYTES)
-                            .put("pages", PAGES).put("layout", layout.name()).put("zeroPage", zeroPage).put("owner", OWNER);
+                    CreateTensorsRequest create = new CreateTensorsRequest(group, OWNER,
+                            new Geometry(LAYERS, KV_BUFFERS, PAGE_BYTES, PAGE_BYTES, PAGES, layout), zeroPage, null);
                     long t0 = System.nanoTime();
                     String failure = null;
                     try {
-                        request(vertx, config, WorkerProtocol.CREATE_TENSORS, body);
+                        request(vertx, config, create);
                     } catch (RuntimeException e) {
                         failure = e.getMessage();
                     }
                     long t1 = System.nanoTime();
-                    request(vertx, config, WorkerProtocol.DESTROY_TENSORS, new JsonObject().put("group", group).put("owner", OWNER));
+                    request(vertx, config, new DestroyTensorsRequest(group, OWNER));
                     long t2 = System.nanoTime();
                     rows.add(new Row(layout, zeroPage, (t1 - t0) / 1e6, (t2 - t1) / 1e6, failure));
                     System.out.printf("  %-10s zeroPage=%-5s create %.1f ms, destroy %.1f ms%s%n", layout, zeroPage,
@@ -86,8 +87,7 @@ final class StartupBenchmark implements GpuSection {
         return rows;
     }
 
-    private static void request(Vertx vertx, RankWorker config, String action, JsonObject body) {
-        Await.of(vertx.eventBus().request(config.address(), body,
-                new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, action).setSendTimeout(600_000)));
+    private static void request(Vertx vertx, RankWorker config, WorkerRequest request) {
+        Await.of(vertx.eventBus().request(config.address(), request.toJson(), request.action().delivery().setSendTimeout(600_000)));
     }
 }

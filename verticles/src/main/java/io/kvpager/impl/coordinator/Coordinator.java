@@ -1,12 +1,13 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.DestroyTensorsRequest;
 import io.kvpager.device.HandlePoolOptions;
-import io.kvpager.impl.protocol.HandlePoolJson;
-import io.kvpager.impl.protocol.CreateTensorsRequest;
-import io.kvpager.impl.protocol.RequestBody;
-import io.kvpager.impl.protocol.GroupStats;
-import io.kvpager.impl.protocol.StatsReply;
-import io.kvpager.impl.protocol.StatsRequest;
+import io.kvpager.protocol.HandlePoolJson;
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.RequestBody;
+import io.kvpager.protocol.GroupStats;
+import io.kvpager.protocol.StatsReply;
+import io.kvpager.protocol.StatsRequest;
 import io.kvpager.Allocation;
 import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
@@ -27,9 +28,9 @@ import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.impl.broker.Guarantee;
 import io.kvpager.impl.broker.PoolBudget;
+import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.impl.membership.RankNodes;
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -114,7 +115,8 @@ public final class Coordinator {
     public Coordinator(Vertx vertx, Context context, KvCacheOptions options) {
         this.options = options;
         this.rejoinProbe = new PeriodicTimer(vertx);
-        this.owner = Owner.next(vertx);
+        ClusterMembership membership = ClusterMembership.of(vertx);
+        this.owner = Owner.next(membership == null ? null : membership.nodeId());
         this.pool = PoolRanks.of(options);
         this.reclaims = new ReclaimSignal(vertx, pool.instance(), ((VertxInternal) vertx).createWorkerContext());
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
@@ -125,8 +127,8 @@ public final class Coordinator {
                 displacedByRank.run();
             }
         });
-        JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
-                handlePool(options)).toJson();
+        CreateTensorsRequest tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
+                handlePool(options));
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages);
         String name = "cache " + pool.instance() + " group " + pool.group();
@@ -449,7 +451,7 @@ public final class Coordinator {
     public Future<CacheStats> stats() {
         PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId(), downMisses);
         Future<List<GpuStats>> gpus = budget.stats();
-        return fanOut.toAll(WorkerAction.STATS, new StatsRequest().toJson()).compose(replies -> gpus.map(gpuStats -> {
+        return fanOut.toAll(new StatsRequest()).compose(replies -> gpus.map(gpuStats -> {
             List<RankStats> ranks = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
                 ranks.add(rankStats(reply, pool.group()));
@@ -590,8 +592,8 @@ public final class Coordinator {
         if (ready != null) {
             tensorStart.cancel();
         }
-        refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(WorkerAction.DESTROY_TENSORS,
-                new JsonObject()))).map(replies -> {
+        DestroyTensorsRequest destroy = new DestroyTensorsRequest(pool.group(), owner);
+        refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(destroy))).map(replies -> {
             List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {
                 // CONFLICT: a new owner reclaimed the group there, and with it this pool's pages

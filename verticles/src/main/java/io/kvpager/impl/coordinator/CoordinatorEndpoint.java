@@ -1,23 +1,21 @@
 package io.kvpager.impl.coordinator;
 
-import io.kvpager.protocol.WorkerProtocol;
-import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
-import io.kvpager.LimitResult;
 import io.kvpager.cache.KvPagerException;
-import io.kvpager.impl.protocol.WireText;
+import io.kvpager.protocol.CoordinatorAction;
+import io.kvpager.protocol.CoordinatorReply;
+import io.kvpager.protocol.CoordinatorRequest;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.eventbus.Message;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
-import java.util.List;
 import java.util.function.Supplier;
 
 /**
  * The coordinator's event-bus face at {@code kvpager.<instance>.coordinator}, for remote control:
- * the action travels in the {@code action} header, bodies are JSON objects.
+ * the action travels in the {@code action} header, bodies are JSON objects, each read and written
+ * by its record ({@link CoordinatorRequest}, {@link CoordinatorReply}).
  *
  * <table>
  * <caption>actions</caption>
@@ -39,8 +37,6 @@ import java.util.function.Supplier;
  */
 public final class CoordinatorEndpoint implements Handler<Message<Object>> {
 
-    static final List<String> ACTIONS = List.of("pool", "stats", "alloc", "free", "fence", "retired", "available", "limit", "trim");
-
     private final Supplier<Coordinator> incarnation;
 
     /** @param incarnation the coordinator that serves now: a displaced one is replaced by a new incarnation */
@@ -56,7 +52,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
     public void handle(Message<Object> message) {
         Future<JsonObject> answer;
         try {
-            answer = dispatch(message.headers().get(WorkerProtocol.ACTION_HEADER), body(message.body()));
+            answer = dispatch(message.headers().get(CoordinatorAction.HEADER), body(message.body()));
         } catch (IllegalArgumentException e) {
             answer = Future.failedFuture(e);
         }
@@ -73,49 +69,32 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
     }
 
     private Future<JsonObject> dispatch(String action, JsonObject body) {
-        if (action == null) {
-            throw new IllegalArgumentException("the action header is missing; actions: " + String.join(", ", ACTIONS));
-        }
+        CoordinatorRequest request = CoordinatorRequest.fromJson(CoordinatorAction.of(action), body);
         Coordinator coordinator = incarnation.get();
-        return switch (action) {
-            case "pool" -> Future.succeededFuture(poolJson(coordinator.pool()));
-            case "stats" -> coordinator.stats().map(s -> s.toJson());
-            case "alloc" -> coordinator.alloc(integer(body, "blocks")).map(CoordinatorEndpoint::allocationJson);
-            case "free" -> coordinator.free(intArray(body, "blocks")).map(v -> new JsonObject());
-            case "fence" -> {
+        return switch (request) {
+            case CoordinatorRequest.Pool p -> Future.succeededFuture(poolReply(coordinator.pool()).toJson());
+            case CoordinatorRequest.Stats s -> coordinator.stats().map(stats -> stats.toJson());
+            case CoordinatorRequest.Alloc alloc -> coordinator.alloc(alloc.blocks()).map(a -> new CoordinatorReply.Alloc(a).toJson());
+            case CoordinatorRequest.Free free -> coordinator.free(free.blocks()).map(CoordinatorEndpoint::done);
+            case CoordinatorRequest.Fence f -> {
                 long id = coordinator.nextFenceId();
                 coordinator.openFence(id);
-                yield Future.succeededFuture(new JsonObject().put("fence", id));
+                yield Future.succeededFuture(new CoordinatorReply.Fence(id).toJson());
             }
-            case "retired" -> coordinator.retired(longValue(body, "fence")).map(v -> new JsonObject());
-            case "available" -> coordinator.availableBlocks().map(n -> new JsonObject().put("blocks", n));
-            // without a revision, the next one: a change that always applies
-            case "limit" -> (body.containsKey("revision") ? coordinator.setMemoryLimit(longValue(body, "bytes"), longValue(body, "revision"))
-                    : coordinator.setMemoryLimit(longValue(body, "bytes"))).map(CoordinatorEndpoint::limitJson);
-            case "trim" -> coordinator.trim().map(v -> new JsonObject());
-            default -> throw new IllegalArgumentException("unknown action '" + WireText.cut(action) + "'; actions: " + String.join(", ", ACTIONS));
+            case CoordinatorRequest.Retired retired -> coordinator.retired(retired.fence()).map(CoordinatorEndpoint::done);
+            case CoordinatorRequest.Available a -> coordinator.availableBlocks().map(n -> new CoordinatorReply.Available(n).toJson());
+            case CoordinatorRequest.Limit limit -> (limit.revision() == null ? coordinator.setMemoryLimit(limit.bytes())
+                    : coordinator.setMemoryLimit(limit.bytes(), limit.revision())).map(r -> new CoordinatorReply.Limit(r).toJson());
+            case CoordinatorRequest.Trim t -> coordinator.trim().map(CoordinatorEndpoint::done);
         };
     }
 
-    static JsonObject poolJson(PoolRanks pool) {
-        return new JsonObject().put("instance", pool.instance()).put("stages", new JsonArray(new java.util.ArrayList<>(pool.stages())))
-                .put("tp", pool.tp()).put("group", pool.group());
+    static CoordinatorReply.Pool poolReply(PoolRanks pool) {
+        return new CoordinatorReply.Pool(pool.instance(), pool.stages(), pool.tp(), pool.group());
     }
 
-    static JsonObject allocationJson(Allocation a) {
-        if (a.isMiss()) {
-            return new JsonObject().put("miss", a.missReason().name()).put("detail", a.detail());
-        }
-        JsonArray blocks = new JsonArray();
-        for (int i = 0; i < a.size(); i++) {
-            blocks.add(a.block(i));
-        }
-        return new JsonObject().put("blocks", blocks);
-    }
-
-    static JsonObject limitJson(LimitResult r) {
-        return new JsonObject().put("outcome", r.outcome().name()).put("revision", r.revision())
-                .put("limitBytes", r.limitBytes()).put("effectivePages", r.effectivePages()).put("inUsePages", r.inUsePages());
+    private static JsonObject done(Object nothing) {
+        return new CoordinatorReply.Done().toJson();
     }
 
     private static JsonObject body(Object body) {
@@ -126,41 +105,5 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             return json;
         }
         throw new IllegalArgumentException("the body must be a JSON object, got a " + body.getClass().getSimpleName());
-    }
-
-    private static int integer(JsonObject body, String key) {
-        Object value = body.getValue(key);
-        if (!(value instanceof Integer || value instanceof Long) || ((Number) value).longValue() != ((Number) value).intValue()) {
-            throw new IllegalArgumentException(key + " must be an integer, got " + shown(value));
-        }
-        return ((Number) value).intValue();
-    }
-
-    private static long longValue(JsonObject body, String key) {
-        Object value = body.getValue(key);
-        if (!(value instanceof Integer || value instanceof Long)) {
-            throw new IllegalArgumentException(key + " must be an integer, got " + shown(value));
-        }
-        return ((Number) value).longValue();
-    }
-
-    private static int[] intArray(JsonObject body, String key) {
-        Object value = body.getValue(key);
-        if (!(value instanceof JsonArray array)) {
-            throw new IllegalArgumentException(key + " must be a list of block ids, got " + shown(value));
-        }
-        int[] out = new int[array.size()];
-        for (int i = 0; i < out.length; i++) {
-            Object item = array.getValue(i);
-            if (!(item instanceof Integer || item instanceof Long) || ((Number) item).longValue() != ((Number) item).intValue()) {
-                throw new IllegalArgumentException(key + "[" + i + "] must be a block id, got " + shown(item));
-            }
-            out[i] = ((Number) item).intValue();
-        }
-        return out;
-    }
-
-    private static String shown(Object value) {
-        return value == null ? "nothing" : value instanceof String s ? "'" + s + "'" : String.valueOf(value);
     }
 }

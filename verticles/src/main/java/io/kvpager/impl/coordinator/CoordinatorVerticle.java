@@ -3,7 +3,7 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.impl.membership.ClusterMembership;
-import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.protocol.CoordinatorRequest;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -13,7 +13,6 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,9 +82,9 @@ public final class CoordinatorVerticle extends VerticleBase {
      */
     static Future<Void> addressIsFree(Vertx vertx, KvCacheOptions options) {
         String address = PoolRanks.of(options).coordinatorAddress();
-        DeliveryOptions ask = new DeliveryOptions().addHeader(WorkerProtocol.ACTION_HEADER, "pool")
-                .setSendTimeout(Math.min(options.getSendTimeoutMs(), 5_000));
-        return vertx.eventBus().request(address, new JsonObject(), ask).transform(ar -> {
+        CoordinatorRequest pool = new CoordinatorRequest.Pool();
+        DeliveryOptions ask = pool.action().delivery().setSendTimeout(Math.min(options.getSendTimeoutMs(), 5_000));
+        return vertx.eventBus().request(address, pool.toJson(), ask).transform(ar -> {
             if (ar.failed() && ar.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS) {
                 return Future.succeededFuture();
             }

@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PagesRequest;
 import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvPagerException;
@@ -7,9 +8,8 @@ import io.kvpager.cache.RankFailure;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.protocol.PagesReply;
-import io.kvpager.impl.protocol.RequestFields;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.PagesReply;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 
@@ -140,10 +140,13 @@ public final class FanOutMapper implements PageMapper {
         return rejoin.track(send(action, inverse, pages));
     }
 
+    private PagesRequest pagesRequest(WorkerAction action, int[] batch) {
+        return new PagesRequest(action, fanOut.nextRequestId(), fanOut.pool().group(), fanOut.owner(), batch);
+    }
+
     private Future<Void> send(WorkerAction action, WorkerAction inverse, int[] pages) {
         int[] batch = pages.clone();
-        JsonObject fields = new JsonObject().put(RequestFields.PAGES, RequestFields.pageArray(batch));
-        return fanOut.toAll(action, fields).compose(replies -> {
+        return fanOut.toAll(pagesRequest(action, batch)).compose(replies -> {
             List<RankReply> checked = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
                 checked.add(checkReply(reply, action, batch));
@@ -181,7 +184,7 @@ public final class FanOutMapper implements PageMapper {
                         + String.join(", ", timedOut) + " holds of it is unknown until it answers; released on every rank in the background");
                 return Future.failedFuture(new PageMapFailure(reason, reported.getMessage(), batch, reported));
             }
-            return fanOut.send(undo, inverse, fields, fanOut.sendTimeoutMs()).compose(undone -> {
+            return fanOut.send(undo, pagesRequest(inverse, batch), fanOut.sendTimeoutMs()).compose(undone -> {
                 List<RankFailure> stuck = new ArrayList<>();
                 List<String> undoneOn = new ArrayList<>();
                 for (RankReply reply : undone) {

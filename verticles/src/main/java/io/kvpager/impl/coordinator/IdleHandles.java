@@ -2,11 +2,9 @@ package io.kvpager.impl.coordinator;
 
 import io.kvpager.FailureCode;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.protocol.KeepHandlesRequest;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.KeepHandlesRequest;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -140,8 +138,8 @@ final class IdleHandles {
 
     /** Sends the count to every rank; whether every rank now keeps at most that many for the pool. */
     private Future<Boolean> keep(int target) {
-        JsonObject fields = new JsonObject().put(KeepHandlesRequest.IDLE_PAGES, target);
-        return fanOut.toAll(WorkerAction.KEEP_HANDLES, fields).map(replies -> confirmed(replies, target));
+        return fanOut.toAll(new KeepHandlesRequest(fanOut.pool().group(), fanOut.owner(), target))
+                .map(replies -> confirmed(replies, target));
     }
 
     private boolean confirmed(List<RankReply> replies, int target) {

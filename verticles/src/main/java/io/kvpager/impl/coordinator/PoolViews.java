@@ -5,10 +5,9 @@ import io.kvpager.cache.BufferView;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
 import io.kvpager.cache.RankViews;
-import io.kvpager.impl.protocol.TensorView;
-import io.kvpager.impl.protocol.ViewsReply;
-import io.kvpager.impl.protocol.ViewsRequest;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.TensorView;
+import io.kvpager.protocol.ViewsReply;
+import io.kvpager.protocol.ViewsRequest;
 import io.vertx.core.Future;
 
 import java.util.ArrayList;
@@ -27,7 +26,7 @@ final class PoolViews {
     /** Asks every rank of {@code fanOut}'s pool; call on the coordinator's context. */
     static Future<List<RankViews>> read(RankFanOut fanOut, long blockBytes) {
         int group = fanOut.pool().group();
-        return fanOut.toAll(WorkerAction.VIEWS, new ViewsRequest(group).toJson()).map(replies -> {
+        return fanOut.toAll(new ViewsRequest(group)).map(replies -> {
             List<RankViews> views = new ArrayList<>(replies.size());
             List<RankFailure> failures = new ArrayList<>();
             for (RankReply reply : replies) {

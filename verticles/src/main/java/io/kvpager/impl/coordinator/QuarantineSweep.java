@@ -1,12 +1,11 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PagesRequest;
 import io.kvpager.core.PageLedger;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.protocol.RequestFields;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,7 +80,8 @@ final class QuarantineSweep {
             return;
         }
         running = true;
-        round = fanOut.toAll(WorkerAction.RELEASE_PAGES, new JsonObject().put(RequestFields.PAGES, RequestFields.pageArray(pages)))
+        round = fanOut.toAll(new PagesRequest(WorkerAction.RELEASE_PAGES, fanOut.nextRequestId(), fanOut.pool().group(),
+                        fanOut.owner(), pages))
                 .compose(replies -> stopped ? Future.succeededFuture() : settle(pages, replies))
                 .andThen(done -> running = false);
     }

@@ -3,10 +3,11 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.FailureCode;
 import io.kvpager.impl.membership.RankDeparted;
 import io.kvpager.impl.membership.RankNodes;
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.protocol.RequestFields;
+import io.kvpager.protocol.Owner;
+import io.kvpager.protocol.RequestFields;
+import io.kvpager.protocol.WorkerAction;
 import io.kvpager.protocol.WorkerProtocol;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerRequest;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
@@ -26,12 +27,14 @@ import java.util.function.Consumer;
  * one has answered, failed, or run past the send timeout, so the caller decides on the whole
  * picture and never on the first failure alone.
  *
- * <p>The pool's {@code group}, the target rank's {@code pp} and {@code tp} and the fan-out's
- * {@link Owner} (the coordinator incarnation the group's tensors belong to) are written into every
- * body here, last, from the pool this fan-out serves; nothing a caller passes can replace them, and
- * a worker refuses a request whose {@code pp} or {@code tp} is not its own. Each
- * map, unmap and release-pages request carries a fresh {@code requestId}; the prefix is random per fan-out so a
- * restarted coordinator never collides with a worker's memory of earlier requests.
+ * <p>A request is one of the protocol's records ({@link WorkerRequest}), written once; the fan-out
+ * adds only the routing envelope, the target rank's {@code pp} and {@code tp}, to each rank's copy,
+ * and a worker refuses a request whose {@code pp} or {@code tp} is not its own. A request for
+ * another group than the pool's, or sent as another owner than the fan-out's (the coordinator
+ * incarnation the group's tensors belong to), is refused before anything is sent. Each map, unmap
+ * and release-pages request carries a fresh {@code requestId} ({@link #nextRequestId}); the prefix is
+ * random per fan-out so a restarted coordinator never collides with a worker's memory of earlier
+ * requests.
  *
  * <p>Every request goes through the pool's {@link RankNodes}, which fails it at once when the
  * rank's node has left the cluster (in flight or before it is sent); such a rank answers
@@ -73,7 +76,6 @@ public final class RankFanOut {
         this.owner = owner;
     }
 
-    /** Whose requests these are. */
     /**
      * Calls {@code displaced} with the rank's words when a rank refuses a request because the
      * group belongs to another owner now (409), or because this owner lost it there to a newer
@@ -83,6 +85,7 @@ public final class RankFanOut {
         this.ownerConflict = displaced;
     }
 
+    /** Whose requests these are. */
     public Owner owner() {
         return owner;
     }
@@ -95,35 +98,37 @@ public final class RankFanOut {
         return sendTimeoutMs;
     }
 
-    /** {@link #send(List, String, JsonObject, long)} to every rank of the pool with the send timeout. */
-    public Future<List<RankReply>> toAll(WorkerAction action, JsonObject fields) {
-        return send(pool.ranks(), action, fields, sendTimeoutMs);
+    /** A request id no earlier request of this fan-out, nor of another, carries: for map, unmap and release-pages. */
+    public String nextRequestId() {
+        return requestPrefix + "-" + (++requests);
+    }
+
+    /** {@link #send} to every rank of the pool with the send timeout. */
+    public Future<List<RankReply>> toAll(WorkerRequest request) {
+        return send(pool.ranks(), request, sendTimeoutMs);
     }
 
     /**
-     * Sends {@code action} with {@code fields} to each of {@code ranks}; the rank's pp and tp and the
-     * pool's group and the owner are added to every body (neither for {@code stats}), and a requestId to map, unmap and release-pages. The future never fails:
-     * it holds one {@link RankReply} per rank, in the order given.
+     * Sends {@code request} to each of {@code ranks}, each copy with the rank's pp and tp. The future
+     * never fails: it holds one {@link RankReply} per rank, in the order given.
+     *
+     * @throws IllegalArgumentException when the request is for another group than the pool's or
+     *                                  names another owner than this fan-out's; nothing is sent
      */
-    public Future<List<RankReply>> send(List<RankTarget> ranks, WorkerAction action, JsonObject fields, long timeoutMs) {
-        DeliveryOptions delivery = WorkerProtocol.askForFailureFields(bus, new DeliveryOptions()
-                .addHeader(WorkerAction.HEADER, action.wireName()).setSendTimeout(timeoutMs));
+    public Future<List<RankReply>> send(List<RankTarget> ranks, WorkerRequest request, long timeoutMs) {
+        if (request.group() != -1 && request.group() != pool.group() || request.owner() != null && !request.owner().equals(owner)) {
+            throw new IllegalArgumentException("a fan-out of group " + pool.group() + " as " + owner + " cannot send " + request);
+        }
+        WorkerAction action = request.action();
+        DeliveryOptions delivery = WorkerProtocol.askForFailureFields(bus, action.delivery().setSendTimeout(timeoutMs));
+        JsonObject fields = request.toJson();
         long sentAt = System.nanoTime();
         List<Future<Message<Object>>> sent = new ArrayList<>(ranks.size());
         for (RankTarget rank : ranks) {
-            // one level deep: the ranks' bodies share the fields' values (the page array, say),
+            // one level deep: the ranks' bodies share the request's values (the page array, say),
             // which nobody changes once sent; the bus copies a body before its consumer sees it
             JsonObject body = new JsonObject(new LinkedHashMap<>(fields.getMap()))
                     .put(RequestFields.PP, rank.pp()).put(RequestFields.TP, rank.tp());
-            if (action == WorkerAction.STATS) {
-                body.remove(RequestFields.GROUP);
-                body.remove(RequestFields.OWNER);
-            } else {
-                body.put(RequestFields.GROUP, pool.group()).put(RequestFields.OWNER, owner.toString());
-            }
-            if (action == WorkerAction.MAP || action == WorkerAction.UNMAP || action == WorkerAction.RELEASE_PAGES) {
-                body.put(RequestFields.REQUEST_ID, requestPrefix + "-" + (++requests));
-            }
             String address = rank.address(pool.instance());
             sent.add(nodes.request(rank, action.wireName(), () -> bus.request(address, body, delivery)));
         }

@@ -1,14 +1,14 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PagesRequest;
+import io.kvpager.protocol.CreateTensorsRequest;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
-import io.kvpager.impl.protocol.RequestFields;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +40,7 @@ public final class RankRejoin {
 
     private final Vertx vertx;
     private final RankFanOut fanOut;
-    private final JsonObject tensors;
+    private final CreateTensorsRequest tensors;
     private final long deadlineMs;
     private final long pollMs;
     private final Supplier<int[]> mappedPages;
@@ -55,11 +55,11 @@ public final class RankRejoin {
      * @param mappedPages the pages mapped on the other ranks, read once no fan-out {@link #track tracked}
      *     here is in flight
      */
-    public RankRejoin(Vertx vertx, RankFanOut fanOut, JsonObject tensors, long deadlineMs, long pollMs,
+    public RankRejoin(Vertx vertx, RankFanOut fanOut, CreateTensorsRequest tensors, long deadlineMs, long pollMs,
                       Supplier<int[]> mappedPages) {
         this.vertx = vertx;
         this.fanOut = fanOut;
-        this.tensors = tensors.copy();
+        this.tensors = tensors;
         this.deadlineMs = deadlineMs;
         this.pollMs = pollMs;
         this.mappedPages = mappedPages;
@@ -139,8 +139,9 @@ public final class RankRejoin {
                     if (pages.length == 0) {
                         return Future.succeededFuture(pages);
                     }
-                    JsonObject fields = new JsonObject().put(RequestFields.PAGES, RequestFields.pageArray(pages));
-                    return fanOut.send(ranks, WorkerAction.MAP, fields, fanOut.sendTimeoutMs()).compose(replies -> {
+                    PagesRequest map = new PagesRequest(WorkerAction.MAP, fanOut.nextRequestId(), fanOut.pool().group(),
+                            fanOut.owner(), pages);
+                    return fanOut.send(ranks, map, fanOut.sendTimeoutMs()).compose(replies -> {
                         List<RankFailure> failures = RankFanOut.failures(replies);
                         return failures.isEmpty() ? Future.succeededFuture(pages)
                                 : Future.failedFuture(KvPagerException.ofRanks("re-mapping the " + pages.length

@@ -1,15 +1,16 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.TensorsCreatedRequest;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
-import io.kvpager.impl.protocol.CreateTensorsReply;
-import io.kvpager.impl.protocol.TensorsCreatedReply;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.CreateTensorsReply;
+import io.kvpager.protocol.TensorsCreatedReply;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +39,7 @@ public final class TensorStart {
 
     private final Vertx vertx;
     private final RankFanOut fanOut;
-    private final JsonObject tensors;
+    private final CreateTensorsRequest tensors;
     private final long deadlineMs;
     private final long pollMs;
     private final boolean patient;
@@ -53,14 +54,14 @@ public final class TensorStart {
 
     /**
      * @param ranks the ranks to bring up
-     * @param tensors the {@code create-tensors} body without the group (the fan-out adds the pool's)
+     * @param tensors the pool's {@code create-tensors} request
      * @param patient whether failures other than 400 and 409 are retried until the deadline
      */
-    public TensorStart(Vertx vertx, RankFanOut fanOut, List<RankTarget> ranks, JsonObject tensors, long deadlineMs,
+    public TensorStart(Vertx vertx, RankFanOut fanOut, List<RankTarget> ranks, CreateTensorsRequest tensors, long deadlineMs,
                        long pollMs, boolean patient) {
         this.vertx = vertx;
         this.fanOut = fanOut;
-        this.tensors = tensors.copy();
+        this.tensors = tensors;
         this.deadlineMs = deadlineMs;
         this.pollMs = pollMs;
         this.patient = patient;
@@ -110,7 +111,7 @@ public final class TensorStart {
         long timeout = Math.max(1, Math.min(fanOut.sendTimeoutMs(), left));
         List<RankTarget> toCreate = ranksIn(State.TO_CREATE);
         Future<List<RankReply>> created = toCreate.isEmpty() ? Future.succeededFuture(List.of())
-                : fanOut.send(toCreate, WorkerAction.CREATE_TENSORS, tensors, timeout);
+                : fanOut.send(toCreate, tensors, timeout);
         created.compose(replies -> {
             List<RankFailure> fatal = new ArrayList<>();
             for (RankReply sent : replies) {
@@ -133,7 +134,7 @@ public final class TensorStart {
             }
             List<RankTarget> toAsk = ranksIn(State.CREATED);
             return toAsk.isEmpty() ? Future.succeededFuture()
-                    : fanOut.send(toAsk, WorkerAction.TENSORS_CREATED, new JsonObject(), timeout).map(answers -> {
+                    : fanOut.send(toAsk, new TensorsCreatedRequest(fanOut.pool().group(), fanOut.owner()), timeout).map(answers -> {
                         List<RankFailure> failed = new ArrayList<>();
                         for (RankReply sent : answers) {
                             RankReply answer = read(sent, WorkerAction.TENSORS_CREATED);

@@ -59,15 +59,15 @@ class CoordinatorEndpointTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            "alloc|{\"blocks\": \"3\"}|blocks must be an integer, got '3'",
-            "alloc|{}|blocks must be an integer, got nothing",
+            "alloc|{\"blocks\": \"3\"}|blocks must be an integer, got \"3\" (String)",
+            "alloc|{}|blocks is required",
             "alloc|{\"blocks\": 0}|cannot allocate 0 blocks",
-            "free|{\"blocks\": 5}|blocks must be a list of block ids, got 5",
-            "free|{\"blocks\": [1, \"x\"]}|blocks[1] must be a block id, got 'x'",
+            "free|{\"blocks\": 5}|blocks must be an array of integers, got 5 (Integer)",
+            "free|{\"blocks\": [1, \"x\"]}|blocks[1] must be an integer, got \"x\" (String)",
             "free|{\"blocks\": [7]}|7",
             "retired|{\"fence\": 9}|fence 9 was never opened",
-            "limit|{\"bytes\": 1, \"revision\": null}|revision must be an integer, got nothing",
-            "limit|{\"bytes\": 1, \"revision\": \"7\"}|revision must be an integer, got '7'",
+            "limit|{\"bytes\": 1, \"revision\": null}|revision must be an integer, got null",
+            "limit|{\"bytes\": 1, \"revision\": \"7\"}|revision must be an integer, got \"7\" (String)",
             "limit|{\"bytes\": 1, \"revision\": 9223372036854775807}|a limit revision is at most 4611686018427387904",
             "limit|{\"bytes\": 1, \"revision\": -3}|revision cannot be negative",
             "limit|{\"bytes\": -1}|negative",

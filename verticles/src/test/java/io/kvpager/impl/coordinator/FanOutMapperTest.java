@@ -4,7 +4,12 @@ import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.core.PageMapFailure;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.DestroyTensorsRequest;
+import io.kvpager.protocol.Owner;
+import io.kvpager.protocol.TensorsCreatedRequest;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -21,6 +26,7 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The fan-out's all-or-nothing rule against scripted ranks: compensation, quarantine, timeouts, missing ranks. */
 @ExtendWith(VertxExtension.class)
@@ -62,8 +68,8 @@ class FanOutMapperTest {
         PoolRanks ranks = new PoolRanks(instance, stages, tp, group);
         return ScriptedRank.startAll(vertx, ranks).map(scripted -> {
             RankFanOut fanOut = new RankFanOut(vertx.eventBus(), ranks, timeoutMs);
-            JsonObject tensors = new JsonObject().put("layers", 2).put("kvBuffers", 2).put("blockBytes", 4096)
-                    .put("pageBytes", 2L << 20).put("pages", 16).put("layout", "PAGE_MAJOR");
+            CreateTensorsRequest tensors = new CreateTensorsRequest(group, fanOut.owner(),
+                    new Geometry(2, 2, 4096, 2L << 20, 16, Layout.PAGE_MAJOR), false, null);
             RankRejoin rejoin = new RankRejoin(vertx, fanOut, tensors, 1_000, 10, () -> new int[0]);
             return new Pool(vertx.getOrCreateContext(), fanOut, rejoin, new FanOutMapper(fanOut, rejoin), scripted);
         });
@@ -80,17 +86,21 @@ class FanOutMapperTest {
     }
 
     @Test
-    void mapsOnEveryRankWithThePoolsGroupAndFreshRequestIds(Vertx vertx, VertxTestContext test) {
-        pool(vertx, "fan-ok").compose(p -> p.map(3, 4).map(v -> {
-            Set<String> requestIds = new HashSet<>();
+    void mapsOnEveryRankWithThePoolsGroupAndAFreshRequestIdPerBatch(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-ok").compose(p -> p.map(3, 4).compose(v -> p.map(5)).map(v -> {
+            Set<String> firstIds = new HashSet<>();
+            Set<String> secondIds = new HashSet<>();
             for (ScriptedRank r : p.ranks()) {
-                assertThat(r.mapped).containsExactly(3, 4);
+                assertThat(r.mapped).containsExactly(3, 4, 5);
                 List<JsonObject> maps = r.received("map");
-                assertThat(maps).hasSize(1);
+                assertThat(maps).hasSize(2);
                 assertThat(maps.getFirst().getInteger("group")).isEqualTo(7);
-                requestIds.add(maps.getFirst().getString("requestId"));
+                firstIds.add(maps.getFirst().getString("requestId"));
+                secondIds.add(maps.get(1).getString("requestId"));
             }
-            assertThat(requestIds).hasSize(4);
+            // one batch is one request, the same on every rank; the next batch is another
+            assertThat(firstIds).hasSize(1);
+            assertThat(secondIds).hasSize(1).doesNotContainAnyElementsOf(firstIds);
             return v;
         })).onComplete(test.succeedingThenComplete());
     }
@@ -296,14 +306,22 @@ class FanOutMapperTest {
     }
 
     @Test
-    void thePoolsStagesAndGroupReachTheRanksWhateverTheCallerPasses(Vertx vertx, VertxTestContext test) {
+    void thePoolsStagesAndGroupReachTheRanksAndARequestForAnotherGroupOrOwnerIsNotSent(Vertx vertx, VertxTestContext test) {
         pool(vertx, "fan-pp", List.of(0, 1), 2, 1007).compose(p -> p.map(9)
-                .compose(v -> p.on(() -> p.fanOut().toAll(WorkerAction.TENSORS_CREATED,
-                        new JsonObject().put("group", 0).put("pp", 5).put("tp", 5))))
+                .compose(v -> p.on(() -> {
+                    RankFanOut fanOut = p.fanOut();
+                    assertThatThrownBy(() -> fanOut.toAll(new TensorsCreatedRequest(0, fanOut.owner())))
+                            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("group 1007");
+                    assertThatThrownBy(() -> fanOut.toAll(new DestroyTensorsRequest(1007, new Owner("someone-else", 1))))
+                            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("someone-else#1");
+                    return fanOut.toAll(new TensorsCreatedRequest(1007, fanOut.owner()));
+                }))
                 .map(replies -> {
                     assertThat(p.ranks()).extracting(r -> r.rank.name()).containsExactly("pp0/tp0", "pp0/tp1", "pp1/tp0", "pp1/tp1");
                     for (ScriptedRank r : p.ranks()) {
                         assertThat(r.mapped).containsExactly(9);
+                        assertThat(r.received("tensors-created")).hasSize(1);
+                        assertThat(r.received("destroy-tensors")).isEmpty();
                         for (JsonObject sent : List.of(r.received("map").getFirst(), r.received("tensors-created").getFirst())) {
                             assertThat(sent.getInteger("group")).isEqualTo(1007);
                             assertThat(sent.getInteger("pp")).isEqualTo(r.rank.pp());

@@ -6,6 +6,9 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import io.kvpager.Geometry;
+import io.kvpager.Layout;
+import io.kvpager.protocol.CreateTensorsRequest;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
 import org.junit.jupiter.api.Test;
@@ -19,14 +22,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ExtendWith(VertxExtension.class)
 class TensorStartTest {
 
-    private static final JsonObject TENSORS = new JsonObject().put("layers", 2).put("kvBuffers", 2).put("blockBytes", 4096)
-            .put("pageBytes", 2L << 20).put("pages", 16).put("layout", "PAGE_MAJOR");
+    private static final Geometry GEOMETRY = new Geometry(2, 2, 4096, 2L << 20, 16, Layout.PAGE_MAJOR);
 
     private static Future<Void> start(Vertx vertx, PoolRanks pool, long deadlineMs, boolean patient) {
         RankFanOut fanOut = new RankFanOut(vertx.eventBus(), pool, 1_000);
         Promise<Void> done = Promise.promise();
         vertx.getOrCreateContext().runOnContext(v ->
-                new TensorStart(vertx, fanOut, pool.ranks(), TENSORS, deadlineMs, 10, patient).run().onComplete(done));
+                new TensorStart(vertx, fanOut, pool.ranks(),
+                        new CreateTensorsRequest(pool.group(), fanOut.owner(), GEOMETRY, false, null), deadlineMs, 10, patient).run().onComplete(done));
         return done.future();
     }
 

@@ -1,0 +1,175 @@
+package io.kvpager.protocol;
+
+import io.vertx.core.json.JsonObject;
+
+import java.util.Arrays;
+
+/**
+ * A request to a cache's coordinator, one record per {@link CoordinatorAction}: what a client
+ * writes with {@link #toJson()} and the coordinator reads back with {@link #fromJson}, strictly
+ * (a missing or mistyped field is an {@link IllegalArgumentException} naming it, a 400). The
+ * values themselves (a block count of 0, a negative limit, a fence never opened) are the
+ * coordinator's to judge.
+ */
+public sealed interface CoordinatorRequest {
+
+    String BLOCKS = "blocks";
+    String FENCE = "fence";
+    String BYTES = "bytes";
+    String REVISION = "revision";
+
+    /** The action this request is sent with. */
+    CoordinatorAction action();
+
+    /** The body; empty for the actions without fields. */
+    default JsonObject toJson() {
+        return new JsonObject();
+    }
+
+    /** Reads the body of {@code action}. */
+    static CoordinatorRequest fromJson(CoordinatorAction action, JsonObject json) {
+        RequestBody body = new RequestBody(json);
+        return switch (action) {
+            case POOL -> new Pool();
+            case STATS -> new Stats();
+            case ALLOC -> new Alloc(body.requireInt(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE));
+            case FREE -> new Free(body.requireInts(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE));
+            case FENCE -> new Fence();
+            case RETIRED -> new Retired(body.requireLong(FENCE, Long.MIN_VALUE, Long.MAX_VALUE));
+            case AVAILABLE -> new Available();
+            case LIMIT -> new Limit(body.requireLong(BYTES, Long.MIN_VALUE, Long.MAX_VALUE), revision(json, body));
+            case TRIM -> new Trim();
+        };
+    }
+
+    /** A revision that is there must be a number: a null one is not "the next revision", which is left out. */
+    private static Long revision(JsonObject json, RequestBody body) {
+        if (!json.containsKey(REVISION)) {
+            return null;
+        }
+        if (json.getValue(REVISION) == null) {
+            throw new IllegalArgumentException(REVISION + " must be an integer, got null; leave it out for the next revision");
+        }
+        return body.requireLong(REVISION, Long.MIN_VALUE, Long.MAX_VALUE);
+    }
+
+    /** {@code pool}: which pool the coordinator serves. */
+    record Pool() implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.POOL;
+        }
+    }
+
+    /** {@code stats}: the cache's stats. */
+    record Stats() implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.STATS;
+        }
+    }
+
+    /** {@code alloc}: {@code blocks} blocks for one sequence. */
+    record Alloc(int blocks) implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.ALLOC;
+        }
+
+        @Override
+        public JsonObject toJson() {
+            return new JsonObject().put(BLOCKS, blocks);
+        }
+    }
+
+    /** {@code free}: blocks back, in no particular order. */
+    record Free(int[] blocks) implements CoordinatorRequest {
+        public Free {
+            blocks = blocks.clone();
+        }
+
+        @Override
+        public int[] blocks() {
+            return blocks.clone();
+        }
+
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.FREE;
+        }
+
+        @Override
+        public JsonObject toJson() {
+            return new JsonObject().put(BLOCKS, RequestFields.pageArray(blocks));
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Free f && Arrays.equals(blocks, f.blocks);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(blocks);
+        }
+
+        @Override
+        public String toString() {
+            return "Free" + Arrays.toString(blocks);
+        }
+    }
+
+    /** {@code fence}: open a new fence. */
+    record Fence() implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.FENCE;
+        }
+    }
+
+    /** {@code retired}: the blocks freed under {@code fence} are no longer read. */
+    record Retired(long fence) implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.RETIRED;
+        }
+
+        @Override
+        public JsonObject toJson() {
+            return new JsonObject().put(FENCE, fence);
+        }
+    }
+
+    /** {@code available}: how many blocks an alloc could take now. */
+    record Available() implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.AVAILABLE;
+        }
+    }
+
+    /**
+     * {@code limit}: a memory limit of {@code bytes} per rank at {@code revision}; a null revision
+     * is the next one (the one in force plus one), a change that always applies.
+     */
+    record Limit(long bytes, Long revision) implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.LIMIT;
+        }
+
+        @Override
+        public JsonObject toJson() {
+            JsonObject json = new JsonObject().put(BYTES, bytes);
+            return revision == null ? json : json.put(REVISION, revision);
+        }
+    }
+
+    /** {@code trim}: give back the memory of pages that hold no blocks. */
+    record Trim() implements CoordinatorRequest {
+        @Override
+        public CoordinatorAction action() {
+            return CoordinatorAction.TRIM;
+        }
+    }
+}
