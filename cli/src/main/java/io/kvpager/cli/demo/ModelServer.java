@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * started only when its KV fits: one admission at a time, first come first served, in the
  * background of the steps (a step never waits for an admission, which may wait for a reclaim). A
  * refused admission leaves the request at the head of the queue until the next step. A decode
- * step's new block that is refused preempts the request that asked for it: its blocks are freed
- * and it is retried a few steps later.
+ * step's new block that is refused preempts the running request that arrived last (the cheapest
+ * to recompute; the one that asked tries again next step): its blocks are freed and it is retried
+ * a few steps later.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the start of the next step, before admission: the engine preempts running requests until it
@@ -347,19 +348,33 @@ final class ModelServer {
             allocLatency.record(System.nanoTime() - start);
             if (ar.failed()) {
                 countFailure("alloc", ar.cause());
-                return preempt(request, nowMs);
+                return running.contains(request) ? preempt(request, nowMs) : Future.succeededFuture();
             }
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
                 misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
-                return preempt(request, nowMs);
+                return running.contains(request) ? preempt(newestRunning(), nowMs) : Future.succeededFuture();
             }
             blocksHeld += allocation.size();
             if (allocation.reclaimWaitNanos() > 0) {
                 reclaimWait.record(allocation.reclaimWaitNanos());
             }
+            if (!running.contains(request)) {
+                // preempted while its block was asked for (its step's miss chose it): the block goes back
+                return free(request, allocation.blocks());
+            }
             return advance(request, tokensNow, allocation.blocks());
         });
+    }
+
+    /**
+     * The running request that arrived last: the one a refused block preempts, whichever request
+     * asked for it, as the request with the least decoded is the cheapest to recompute; the
+     * others then grow into the blocks it frees. Called only while a request runs.
+     */
+    private ServedRequest newestRunning() {
+        return running.stream().max(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()))
+                .orElseThrow();
     }
 
     private Future<Void> advance(ServedRequest request, int tokensNow, int[] newBlocks) {
