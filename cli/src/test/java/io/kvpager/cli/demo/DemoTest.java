@@ -156,7 +156,7 @@ class DemoTest {
         assertThat(run.exitCode()).as(run.err()).isZero();
         // 6.738 GB of 17.18 GB is 40 %: the caches get 90 - 40 = 50 % of the GPU, 8.0 GiB
         assertThat(run.out()).contains("weights: fp8, 6.3 GiB on the GPU, read by every step")
-                .containsPattern("7b\s+\d+ steps .* ms/step \(weights 1\.48\d\)")
+                .containsPattern("7b\\s+\\d+ steps .* ms/step \\(weights 1\\.48\\d\\)")
                 .contains("invariants held");
     }
 

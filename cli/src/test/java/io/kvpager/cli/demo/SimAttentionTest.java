@@ -34,7 +34,7 @@ class SimAttentionTest {
         // 70.554 GB of FP8 weights at 4.55 TB/s
         assertThat(SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.FP8)).isBetween(15_500_000L, 15_520_000L);
         assertThat(SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.BF16))
-                .isEqualTo(2 * SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.FP8));
+                .isCloseTo(2 * SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.FP8), org.assertj.core.data.Offset.offset(1L));
         assertThat(SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.NONE)).isZero();
     }
 }
