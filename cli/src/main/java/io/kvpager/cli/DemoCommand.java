@@ -9,6 +9,7 @@ import io.kvpager.cli.demo.DemoSettings;
 import io.kvpager.cli.demo.ModelProfile;
 import io.kvpager.cli.demo.ServiceTargets;
 import io.kvpager.cli.demo.SharingPolicy;
+import io.kvpager.cli.demo.WeightFormat;
 import io.kvpager.cli.demo.SummaryTable;
 import io.kvpager.cli.demo.TraceChoice;
 import io.kvpager.cli.demo.TracePreset;
@@ -82,9 +83,14 @@ final class DemoCommand implements Callable<Integer> {
     int gpu;
 
     @Option(names = "--gpu-memory-percent", paramLabel = "P",
-            description = "Share of the GPU's memory the caches may take between them, 1 to 100 (default: 90 on cuda, where "
-                    + "the CUDA context and the attention buffers need the rest; 100 on sim).")
+            description = "Share of the GPU's memory the models may take, weights and caches together, 1 to 100 (default: 90, "
+                    + "the CUDA context and the attention buffers need the rest).")
     Integer gpuMemoryPercent;
+
+    @Option(names = "--weights", paramLabel = "FORMAT", defaultValue = "fp8",
+            description = "How the models hold their weights on the GPU: fp8 (1 byte per parameter), bf16 (2) or none; the weights "
+                    + "take memory the caches cannot have and every step reads them (default: ${DEFAULT-VALUE}).")
+    String weights;
 
     @Option(names = "--capacity", paramLabel = "SIZE", defaultValue = "141GiB", converter = ByteSizeConverter.class,
             description = "Memory of the shared GPU; the trace is sized to it (default: 141GiB, an H200).")
@@ -264,7 +270,8 @@ final class DemoCommand implements Callable<Integer> {
             TraceChoice traceChoice = trace != null ? TraceChoice.of(TraceReplay.load(trace))
                     : TraceChoice.of(tracePreset != null ? TracePreset.of(tracePreset) : TraceChoice.DEFAULT_PRESET);
             return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out,
-                    idleHandlePages, gpuMemoryPercent, sharing, traceChoice, new ServiceTargets(sloTtft, sloTpot));
+                    idleHandlePages, gpuMemoryPercent, sharing, traceChoice, new ServiceTargets(sloTtft, sloTpot),
+                    WeightFormat.of(weights));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

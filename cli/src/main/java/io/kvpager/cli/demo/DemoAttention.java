@@ -10,6 +10,10 @@ import static jcuda.driver.JCudaDriver.cuMemsetD16;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
+import static jcuda.driver.JCudaDriver.cuInit;
 
 import io.kvpager.Geometry;
 import io.kvpager.KvFormat;
@@ -30,7 +34,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.JCudaDriver;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 
@@ -65,8 +72,22 @@ final class DemoAttention implements AutoCloseable {
     private DemoAttention() {
     }
 
-    /** Attention for {@code models} (one per cache, in order), over each rank's views. */
-    static DemoAttention open(Vertx vertx, List<ModelProfile> models, int tp, int gpu) {
+    /** The memory of GPU {@code gpu}, as the driver reports it. */
+    static long totalBytes(int gpu) {
+        JCudaDriver.setExceptionsEnabled(true);
+        cuInit(0);
+        CUdevice device = new CUdevice();
+        cuDeviceGet(device, gpu);
+        long[] bytes = new long[1];
+        cuDeviceTotalMem(bytes, device);
+        return bytes[0];
+    }
+
+    /**
+     * Attention for {@code models} (one per cache, in order), over each rank's views, and each
+     * model's weights held as {@code weights} and read every step ({@link WeightReads}).
+     */
+    static DemoAttention open(Vertx vertx, List<ModelProfile> models, int tp, int gpu, WeightFormat weights) {
         List<List<KvTensors>> tensors = new ArrayList<>();
         for (ModelProfile model : models) {
             List<KvTensors> ranks = new ArrayList<>();
@@ -83,7 +104,7 @@ final class DemoAttention implements AutoCloseable {
         DemoAttention attention = new DemoAttention();
         try {
             attention.onThread(() -> {
-                attention.start(models, tensors, tp, gpu);
+                attention.start(models, tensors, tp, gpu, weights);
                 return null;
             });
         } catch (RuntimeException e) {
@@ -99,8 +120,17 @@ final class DemoAttention implements AutoCloseable {
         return blocks / model.geometry(tp, 1).blocksPerPage();
     }
 
-    private void start(List<ModelProfile> profiles, List<List<KvTensors>> tensors, int tp, int gpu) {
+    private void start(List<ModelProfile> profiles, List<List<KvTensors>> tensors, int tp, int gpu, WeightFormat weights) {
         KernelCache kernels = KernelCache.nvrtc();
+        CUdevice device = new CUdevice();
+        cuDeviceGet(device, gpu);
+        int[] value = new int[1];
+        cuDeviceGetAttribute(value, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+        int major = value[0];
+        cuDeviceGetAttribute(value, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+        String architecture = "sm_" + major + value[0];
+        cuDeviceGetAttribute(value, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+        int multiprocessors = value[0];
         long queryBytes = 0;
         for (int m = 0; m < profiles.size(); m++) {
             ModelProfile model = profiles.get(m);
@@ -115,7 +145,8 @@ final class DemoAttention implements AutoCloseable {
             for (KvTensors rank : tensors.get(m)) {
                 ranks.add(PagedDecodeAttention.create(shape, rank, gpu, kernels));
             }
-            models.add(new ModelAttention(model, shape, geometry, ranks));
+            models.add(new ModelAttention(model, shape, geometry, ranks,
+                    new WeightReads(model.weightBytes(weights), architecture, multiprocessors)));
             queryBytes = Math.max(queryBytes, shape.queryBytes(ModelServer.MAX_BATCH));
         }
         cuStreamCreate(stream, 0);
@@ -149,7 +180,7 @@ final class DemoAttention implements AutoCloseable {
     /** One line per model, with a header. */
     List<String> summary() {
         List<String> lines = new ArrayList<>();
-        lines.add("decode attention on the GPU (every live sequence, every layer and rank, each step; "
+        lines.add("decode steps on the GPU (each model's weights read whole, then attention over every live sequence, every layer and rank; "
                 + models.stream().map(m -> m.model.name() + " " + m.shape.queryHeads() + "/" + m.shape.kvHeads()
                         + " heads per rank").reduce((a, b) -> a + ", " + b).orElse("") + "):");
         try {

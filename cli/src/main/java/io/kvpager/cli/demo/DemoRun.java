@@ -20,6 +20,7 @@ import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -55,11 +56,18 @@ public final class DemoRun implements AutoCloseable {
     /** Every model's limit per rank under {@link SharingPolicy#STATIC}; 0 under the other policies. */
     private long staticLimitPerRank;
 
-    private DemoRun(Vertx vertx, DemoSettings settings, String gpuKey, List<KvCache> caches) {
+    /** Memory of the shared GPU: the device's own on cuda, {@code --capacity} on sim. */
+    private final long deviceBytes;
+    /** What the caches share of it: {@link DemoSettings#cacheBudgetBytes}; the trace is sized to it. */
+    private final long cacheBudget;
+
+    private DemoRun(Vertx vertx, DemoSettings settings, String gpuKey, List<KvCache> caches, long deviceBytes) {
         this.vertx = vertx;
         this.settings = settings;
         this.gpuKey = gpuKey;
         this.caches = caches;
+        this.deviceBytes = deviceBytes;
+        this.cacheBudget = settings.cacheBudgetBytes(deviceBytes);
         settings.models().forEach(m -> timelines.add(new MemoryTimeline()));
     }
 
@@ -74,7 +82,8 @@ public final class DemoRun implements AutoCloseable {
         // A GPU namespace of its own, so that runs in one JVM (tests) never share simulated memory.
         String gpuKey = "kvpager-demo-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
         List<KvCache> caches = new ArrayList<>();
-        DemoRun run = new DemoRun(vertx, settings, gpuKey, caches);
+        long deviceBytes = settings.device().equals("cuda") ? DemoAttention.totalBytes(settings.gpu()) : settings.gpuBytes();
+        DemoRun run = new DemoRun(vertx, settings, gpuKey, caches, deviceBytes);
         try {
             for (ModelProfile model : settings.models()) {
                 caches.add(await(KvCache.deploy(vertx, run.options(model)), "deploying the cache of " + model.name()));
@@ -82,7 +91,7 @@ public final class DemoRun implements AutoCloseable {
             }
             if (settings.policy() == SharingPolicy.STATIC) {
                 CacheStats stats = await(caches.getFirst().stats(), "reading the GPU's budget");
-                long budget = stats.gpus().isEmpty() ? settings.gpuBytes() : stats.gpus().getFirst().capacityBytes();
+                long budget = stats.gpus().isEmpty() ? run.cacheBudget : stats.gpus().getFirst().capacityBytes();
                 run.staticLimitPerRank = budget / settings.models().size() / settings.tp();
             }
             for (int m = 0; m < caches.size(); m++) {
@@ -99,7 +108,7 @@ public final class DemoRun implements AutoCloseable {
                 }
             }
             if (settings.device().equals("cuda")) {
-                run.attention = DemoAttention.open(vertx, settings.models(), settings.tp(), settings.gpu());
+                run.attention = DemoAttention.open(vertx, settings.models(), settings.tp(), settings.gpu(), settings.weights());
             } else {
                 run.simAttention = new SimAttention(vertx);
             }
@@ -125,11 +134,11 @@ public final class DemoRun implements AutoCloseable {
                 .setBlockBytes(model.blockBytes(tp))
                 .setKvDtype(model.kv())
                 .setPageBytes(model.geometry(tp, 1).pageBytes())
-                .setPages(model.pagesToFill(tp, settings.gpuBytes()))
+                .setPages(model.pagesToFill(tp, cacheBudget))
                 .setLayout(model.geometry(tp, 1).layout())
                 .setLocalWorkers(true)
                 .setIdleHandlePages(settings.idleHandlePages())
-                .setGpuMemoryPercent(settings.gpuMemoryPercent())
+                .setGpuMemoryPercent(settings.cachePercent(deviceBytes))
                 .setDevice(settings.device())
                 .setGpus(gpus);
         // static: limits do the splitting, as --limit does without a policy; first-come: no guarantee;
@@ -166,8 +175,11 @@ public final class DemoRun implements AutoCloseable {
      */
     public DemoReport run(PrintWriter err, boolean terminal) {
         Context context = vertx.getOrCreateContext();
-        TraceReplay.Plan plan = settings.trace().plan(settings.models(), settings.tp(), settings.gpuBytes(),
-                settings.duration(), settings.step(), settings.seed());
+        // requests live as many steps as they decode tokens: size the trace to the steps the GPU can take when loaded
+        Duration loaded = SimAttention.loadedStep(settings.models(), settings.weights(), cacheBudget);
+        Duration traceStep = loaded.compareTo(settings.step()) > 0 ? loaded : settings.step();
+        TraceReplay.Plan plan = settings.trace().plan(settings.models(), settings.tp(), cacheBudget,
+                settings.duration(), traceStep, settings.seed());
         List<TraceRequest> trace = plan.requests();
         Clock clock = new Clock();
         List<ModelServer> servers = engines(context, trace, clock);
@@ -208,7 +220,7 @@ public final class DemoRun implements AutoCloseable {
      */
     public void writeChart() throws IOException {
         List<String> names = settings.models().stream().map(ModelProfile::name).toList();
-        MemoryChart.write(settings.chart(), chartTitle(), names, timelines, settings.gpuBytes(), settings.staticShareBytes());
+        MemoryChart.write(settings.chart(), chartTitle(), names, timelines, cacheBudget, cacheBudget / names.size());
     }
 
     /**
@@ -218,8 +230,8 @@ public final class DemoRun implements AutoCloseable {
      */
     public static void writeChart(Path file, List<DemoRun> runs) throws IOException {
         MemoryChart.writePanels(file, runs.stream().map(run -> MemoryChart.chart(run.chartTitle(),
-                run.settings.models().stream().map(ModelProfile::name).toList(), run.timelines, run.settings.gpuBytes(),
-                run.settings.staticShareBytes())).toList());
+                run.settings.models().stream().map(ModelProfile::name).toList(), run.timelines, run.cacheBudget,
+                run.cacheBudget / run.settings.models().size())).toList());
     }
 
     /** The chart's title: the policy and the trace. */
@@ -244,7 +256,7 @@ public final class DemoRun implements AutoCloseable {
             if (attention != null) {
                 servers.getLast().kernels(attention.kernels(m));
             } else if (simAttention != null) {
-                servers.getLast().kernels(simAttention.kernels(model, settings.tp()));
+                servers.getLast().kernels(simAttention.kernels(model, settings.tp(), settings.weights()));
             }
         }
         return servers;

@@ -21,14 +21,19 @@ import java.util.Objects;
  * @param limits optional memory limit per rank, by model name
  * @param chart where the memory chart is written
  * @param idleHandlePages the most page ids' worth of unmapped handles each rank keeps while its pages churn
- * @param gpuMemoryPercent the share of the GPU the caches may take, or {@code null} for the device's default
+ * @param gpuMemoryPercent the share of the GPU the models may take, weights and caches together, or {@code null} for
+ *     {@link #DEFAULT_MEMORY_PERCENT}
  * @param policy how the models share the GPU's budget
  * @param trace the trace served
  * @param targets the service-level targets each request is checked against
+ * @param weights how the models hold their weights on the GPU: memory the caches cannot have, read by every step
  */
 public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duration duration, Duration step, long gpuBytes,
         String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages,
-        Integer gpuMemoryPercent, SharingPolicy policy, TraceChoice trace, ServiceTargets targets) {
+        Integer gpuMemoryPercent, SharingPolicy policy, TraceChoice trace, ServiceTargets targets, WeightFormat weights) {
+
+    /** The share of the GPU the models take by default: the CUDA context and the attention buffers need the rest. */
+    public static final int DEFAULT_MEMORY_PERCENT = 90;
 
     public DemoSettings {
         models = List.copyOf(models);
@@ -40,6 +45,7 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(trace, "trace");
         Objects.requireNonNull(targets, "targets");
+        Objects.requireNonNull(weights, "weights");
         if (models.isEmpty()) {
             throw new IllegalArgumentException("--models needs at least one model");
         }
@@ -67,6 +73,11 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
                         + models.stream().map(ModelProfile::name).toList());
             }
         }
+        if (gpuBytes < 1) {
+            throw new IllegalArgumentException("--capacity must be at least 1 byte, got " + gpuBytes);
+        }
+        // the weights must leave the caches some of the GPU (checked again against a real device's memory when a run deploys)
+        cachePercent(models, weights, gpuMemoryPercent != null ? gpuMemoryPercent : DEFAULT_MEMORY_PERCENT, gpuBytes);
         for (ModelProfile model : models) {
             if (model.bytesPerPageId(tp) > gpuBytes) {
                 throw new IllegalArgumentException("--capacity " + gpuBytes + " bytes cannot hold one page of model " + model.name()
@@ -75,20 +86,58 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         }
     }
 
-    /** What a static split gives each model: an equal share of the GPU (the chart's dashed line). */
-    public long staticShareBytes() {
-        return gpuBytes / models.size();
+    /** The share of the GPU the models take, weights and caches together. */
+    public int memoryPercent() {
+        return gpuMemoryPercent != null ? gpuMemoryPercent : DEFAULT_MEMORY_PERCENT;
+    }
+
+    /** Bytes of every model's weights on the GPU, over all ranks. */
+    public long weightBytes() {
+        return models.stream().mapToLong(m -> m.weightBytes(weights)).sum();
+    }
+
+    /**
+     * The share of a GPU of {@code totalBytes} the caches may take between them: {@link #memoryPercent}
+     * less the weights, rounded down to a whole percent.
+     *
+     * @throws IllegalArgumentException when the weights leave the caches less than one percent
+     */
+    public int cachePercent(long totalBytes) {
+        return cachePercent(models, weights, memoryPercent(), totalBytes);
+    }
+
+    private static int cachePercent(List<ModelProfile> models, WeightFormat weights, int memoryPercent, long totalBytes) {
+        long weightBytes = models.stream().mapToLong(m -> m.weightBytes(weights)).sum();
+        long weightPercent = (long) Math.ceil(weightBytes * 100.0 / totalBytes);
+        long left = memoryPercent - weightPercent;
+        if (left < 1) {
+            throw new IllegalArgumentException("the weights of " + models.stream().map(ModelProfile::name).toList() + " as " + weights
+                    + " take " + weightPercent + " % of the GPU's " + totalBytes + " bytes, leaving nothing of the " + memoryPercent
+                    + " % the models may take for their KV: use --weights fp8 or none, fewer --models or a larger --gpu-memory-percent");
+        }
+        return (int) left;
+    }
+
+    /** The bytes the caches share on a GPU of {@code totalBytes}: {@link #cachePercent} of it. */
+    public long cacheBudgetBytes(long totalBytes) {
+        return totalBytes / 100 * cachePercent(totalBytes);
     }
 
     /** The same run under another policy. */
     public DemoSettings withPolicy(SharingPolicy other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
-                gpuMemoryPercent, other, trace, targets);
+                gpuMemoryPercent, other, trace, targets, weights);
+    }
+
+    /** The same run with the weights held as {@code other}. */
+    public DemoSettings withWeights(WeightFormat other) {
+        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
+                gpuMemoryPercent, policy, trace, targets, other);
     }
 
     /** The same run drawing its chart to another file. */
     public DemoSettings withChart(Path other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, other, idleHandlePages,
-                gpuMemoryPercent, policy, trace, targets);
+                gpuMemoryPercent, policy, trace, targets, weights);
     }
 }

@@ -19,29 +19,38 @@ import java.util.stream.Collectors;
  * @param headDim elements per head
  * @param blockTokens tokens per KV block
  * @param kv how the blocks store K and V
+ * @param parameters the model's weights, in parameters: what a decode step reads besides the KV
  */
-public record ModelProfile(String name, int layers, int kvHeads, int headDim, int blockTokens, KvFormat kv) {
+public record ModelProfile(String name, int layers, int kvHeads, int headDim, int blockTokens, KvFormat kv, long parameters) {
 
     /** K and V */
     private static final int KV_BUFFERS = 2;
 
-    /** A 7B-like model: 32 layers, 32 KV heads of 128. */
-    public static final ModelProfile SEVEN_B = new ModelProfile("7b", 32, 32, 128, 16);
-    /** A 13B-like model: 40 layers, 40 KV heads of 128. */
-    public static final ModelProfile THIRTEEN_B = new ModelProfile("13b", 40, 40, 128, 16);
-    /** A 70B-like model: 80 layers, 8 KV heads of 128 (grouped-query attention). */
-    public static final ModelProfile SEVENTY_B = new ModelProfile("70b", 80, 8, 128, 16);
+    /** A 7B-like model: 32 layers, 32 KV heads of 128, 6.74 billion parameters (Llama 2 7B's shape). */
+    public static final ModelProfile SEVEN_B = new ModelProfile("7b", 32, 32, 128, 16, KvFormat.BF16, 6_738_000_000L);
+    /** A 13B-like model: 40 layers, 40 KV heads of 128, 13.0 billion parameters (Llama 2 13B's shape). */
+    public static final ModelProfile THIRTEEN_B = new ModelProfile("13b", 40, 40, 128, 16, KvFormat.BF16, 13_016_000_000L);
+    /** A 70B-like model: 80 layers, 8 KV heads of 128 (grouped-query attention), 70.6 billion parameters (Llama 3 70B's shape). */
+    public static final ModelProfile SEVENTY_B = new ModelProfile("70b", 80, 8, 128, 16, KvFormat.BF16, 70_554_000_000L);
 
     public static final List<ModelProfile> PRESETS = List.of(SEVEN_B, THIRTEEN_B, SEVENTY_B);
 
-    /** A model whose blocks hold 16-bit elements. */
+    /**
+     * A model whose blocks hold 16-bit elements, with the parameters of a dense transformer of its
+     * shape without grouped-query attention: 12 x layers x (kvHeads x headDim)^2.
+     */
     public ModelProfile(String name, int layers, int kvHeads, int headDim, int blockTokens) {
-        this(name, layers, kvHeads, headDim, blockTokens, KvFormat.BF16);
+        this(name, layers, kvHeads, headDim, blockTokens, KvFormat.BF16, 12L * layers * (long) kvHeads * headDim * kvHeads * headDim);
     }
 
     /** The same model with blocks in {@code format}. */
     public ModelProfile withKv(KvFormat format) {
-        return new ModelProfile(name, layers, kvHeads, headDim, blockTokens, format);
+        return new ModelProfile(name, layers, kvHeads, headDim, blockTokens, format, parameters);
+    }
+
+    /** Bytes of this model's weights stored as {@code format}, over all its ranks. */
+    public long weightBytes(WeightFormat format) {
+        return Math.multiplyExact(parameters, format.bytesPerParameter());
     }
 
     public ModelProfile {
@@ -50,6 +59,9 @@ public record ModelProfile(String name, int layers, int kvHeads, int headDim, in
         }
         if (layers <= 0 || kvHeads <= 0 || headDim <= 0 || blockTokens <= 0) {
             throw new IllegalArgumentException("a model needs positive layers, kvHeads, headDim and blockTokens");
+        }
+        if (parameters <= 0) {
+            throw new IllegalArgumentException("a model needs a positive parameter count, got " + parameters);
         }
     }
 

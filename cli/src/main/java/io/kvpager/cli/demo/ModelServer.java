@@ -27,8 +27,16 @@ import org.slf4j.LoggerFactory;
  * step is one batch: it retires the previous batch's fence (that batch's kernels are done), opens
  * a fence for its own, admits waiting requests, allocates the blocks its requests grow into (a
  * prefill chunk, or one decoded token: a new block every {@code blockTokens} tokens), and frees
- * the blocks of requests that finished. A miss preempts the request that missed: its blocks are
- * freed and it is retried a few steps later.
+ * the blocks of requests that finished.
+ *
+ * <p>Admission allocates a request's whole context (its prompt, and its output so far after a
+ * preemption, plus the block of its first decoded token) in one allocation, so that a request is
+ * started only when its KV fits: one admission at a time, first come first served, in the
+ * background of the steps (a step never waits for an admission, which may wait for a reclaim). A
+ * refused admission leaves the request at the head of the queue until the next step. A decode
+ * step's new block that is refused preempts the running request that arrived last (the cheapest
+ * to recompute; the one that asked tries again next step): its blocks are freed and it is retried
+ * a few steps later.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the start of the next step, before admission: the engine preempts running requests until it
@@ -76,6 +84,10 @@ final class ModelServer {
     private final Map<DemoMiss, Long> misses = new EnumMap<>(DemoMiss.class);
     private final Map<String, Long> failures = new TreeMap<>();
     private long openFence = -1;
+    /** The admission allocation in flight, if any; completes once its request runs or waits again. */
+    private Future<Void> admission = Future.succeededFuture();
+    private boolean admitting;
+    private boolean draining;
     private long arrived;
     private long served;
     private long tokens;
@@ -225,12 +237,15 @@ final class ModelServer {
         this.kernels = kernels;
     }
 
-    /** The step's kernels over every decoding request; a failure is counted, never left to block the fence. */
+    /**
+     * The step's kernels: the weights' read, and attention over every decoding request; none when
+     * nothing runs. A failure is counted, never left to block the fence.
+     */
     private Future<Void> launchKernels() {
-        List<ServedRequest> decoding = running.stream().filter(r -> !r.prefilling() && r.blockCount() > 0).toList();
-        if (decoding.isEmpty()) {
+        if (running.isEmpty()) {
             return Future.succeededFuture();
         }
+        List<ServedRequest> decoding = running.stream().filter(r -> !r.prefilling() && r.blockCount() > 0).toList();
         int[][] tables = decoding.stream().map(ServedRequest::blocks).toArray(int[][]::new);
         int[] lengths = decoding.stream().mapToInt(ServedRequest::tokensInCache).toArray();
         return onContext(kernels.launch(tables, lengths)).otherwise(failure -> {
@@ -241,12 +256,15 @@ final class ModelServer {
 
     /** Ends the run: retires the open fence and frees every block still held; requests still running stay unserved. */
     Future<Void> drain() {
-        unfinished = running.size() + waiting.size();
+        draining = true;
+        unfinished = running.size() + waiting.size() + (admitting ? 1 : 0);
         List<Future<Void>> frees = new ArrayList<>();
         for (ServedRequest request : running) {
             frees.add(free(request, request.release()));
         }
         running.clear();
+        // an admission in flight frees what it is given once it lands (see admitNext)
+        frees.add(admission);
         return Future.join(frees).otherwiseEmpty().compose(v -> kernelsDone).compose(v -> retireOpenFence());
     }
 
@@ -267,17 +285,60 @@ final class ModelServer {
             waiting.add(new ServedRequest(arrivals.poll()));
             arrived++;
         }
-        if (nowMs < admitHeldUntilMs) {
+        admitNext(nowMs);
+    }
+
+    /**
+     * Admits the first waiting request whose turn has come, if none is being admitted, the batch
+     * has room and no reclaim holds admission: allocates its context and, once that is served,
+     * starts it and admits the next; a refusal stops admission until the next step.
+     */
+    private void admitNext(long nowMs) {
+        if (admitting || draining || nowMs < admitHeldUntilMs || running.size() >= MAX_BATCH) {
             return;
         }
-        Iterator<ServedRequest> queue = waiting.iterator();
-        while (queue.hasNext() && running.size() < MAX_BATCH) {
-            ServedRequest request = queue.next();
-            if (request.retryAtMs() <= nowMs) {
+        ServedRequest request = null;
+        for (Iterator<ServedRequest> queue = waiting.iterator(); queue.hasNext(); ) {
+            ServedRequest candidate = queue.next();
+            if (candidate.retryAtMs() <= nowMs) {
                 queue.remove();
-                running.add(request);
+                request = candidate;
+                break;
             }
         }
+        if (request == null) {
+            return;
+        }
+        ServedRequest admitted = request;
+        admitting = true;
+        long start = System.nanoTime();
+        allocs++;
+        admission = onContext(cache.alloc(admitted.blocksToAdmit(model.blockTokens()))).transform(ar -> {
+            admitting = false;
+            allocLatency.record(System.nanoTime() - start);
+            if (ar.failed()) {
+                countFailure("admission alloc", ar.cause());
+                waiting.addFirst(admitted);
+                return Future.succeededFuture();
+            }
+            Allocation allocation = ar.result();
+            if (allocation.isMiss()) {
+                misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
+                waiting.addFirst(admitted);
+                return Future.succeededFuture();
+            }
+            blocksHeld += allocation.size();
+            if (allocation.reclaimWaitNanos() > 0) {
+                reclaimWait.record(allocation.reclaimWaitNanos());
+            }
+            admitted.reserve(allocation.blocks());
+            if (draining) {
+                return free(admitted, admitted.release());
+            }
+            running.add(admitted);
+            admitNext(clockMs.getAsLong());
+            return Future.succeededFuture();
+        });
     }
 
     private Future<Void> grow(ServedRequest request, int tokensNow, int blocks, long nowMs) {
@@ -287,19 +348,33 @@ final class ModelServer {
             allocLatency.record(System.nanoTime() - start);
             if (ar.failed()) {
                 countFailure("alloc", ar.cause());
-                return preempt(request, nowMs);
+                return running.contains(request) ? preempt(request, nowMs) : Future.succeededFuture();
             }
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
                 misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
-                return preempt(request, nowMs);
+                return running.contains(request) ? preempt(newestRunning(), nowMs) : Future.succeededFuture();
             }
             blocksHeld += allocation.size();
             if (allocation.reclaimWaitNanos() > 0) {
                 reclaimWait.record(allocation.reclaimWaitNanos());
             }
+            if (!running.contains(request)) {
+                // preempted while its block was asked for (its step's miss chose it): the block goes back
+                return free(request, allocation.blocks());
+            }
             return advance(request, tokensNow, allocation.blocks());
         });
+    }
+
+    /**
+     * The running request that arrived last: the one a refused block preempts, whichever request
+     * asked for it, as the request with the least decoded is the cheapest to recompute; the
+     * others then grow into the blocks it frees. Called only while a request runs.
+     */
+    private ServedRequest newestRunning() {
+        return running.stream().max(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()))
+                .orElseThrow();
     }
 
     private Future<Void> advance(ServedRequest request, int tokensNow, int[] newBlocks) {

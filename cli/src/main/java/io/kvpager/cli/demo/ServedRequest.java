@@ -49,14 +49,25 @@ final class ServedRequest {
         return Math.max(0, needed - blockCount);
     }
 
-    /** The step ran: the tokens' KV is written; a decode step also produced one output token. */
-    void advance(int tokens, int[] newBlocks) {
-        boolean decoding = !prefilling();
+    /** Blocks to allocate when the request is admitted: its whole context and the first token it decodes. */
+    int blocksToAdmit(int blockTokens) {
+        int needed = (contextTokens() + 1 + blockTokens - 1) / blockTokens;
+        return Math.max(0, needed - blockCount);
+    }
+
+    /** Holds {@code newBlocks} for KV still to be written (the context allocated at admission). */
+    void reserve(int[] newBlocks) {
         if (blockCount + newBlocks.length > blocks.length) {
             blocks = Arrays.copyOf(blocks, Math.max(blocks.length * 2, blockCount + newBlocks.length));
         }
         System.arraycopy(newBlocks, 0, blocks, blockCount, newBlocks.length);
         blockCount += newBlocks.length;
+    }
+
+    /** The step ran: the tokens' KV is written; a decode step also produced one output token. */
+    void advance(int tokens, int[] newBlocks) {
+        boolean decoding = !prefilling();
+        reserve(newBlocks);
         tokensInCache += tokens;
         if (decoding) {
             generated++;

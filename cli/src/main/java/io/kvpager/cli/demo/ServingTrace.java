@@ -29,7 +29,7 @@ public final class ServingTrace {
     /** Share of the GPU one model's trickle wants between bursts. */
     static final double TRICKLE_SHARE = 0.05;
     /** {@link TracePreset#STEADY_BURSTS}: share of the GPU one model's steady base wants. */
-    static final double STEADY_BASE_SHARE = 0.2;
+    static final double STEADY_BASE_SHARE = 0.1;
     /** {@link TracePreset#STEADY_BURSTS}: share of the GPU one model's burst wants at its peak. */
     static final double STEADY_BURST_SHARE = 0.5;
     /** A round of slots (one per model) lasts about this long in long runs. */

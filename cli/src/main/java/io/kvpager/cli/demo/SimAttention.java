@@ -3,6 +3,7 @@ package io.kvpager.cli.demo;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -13,7 +14,10 @@ import java.util.Locale;
  *
  * <p>A step of a model reads the KV of every decoding sequence, every layer and rank:
  * {@code tokens x bytesPerToken} bytes, at {@link #BANDWIDTH_BYTES_PER_S} (the H200's measured
- * attention bandwidth), plus {@link #LAUNCH_MICROS} per kernel launch (one per layer and rank). All
+ * attention bandwidth), plus {@link #LAUNCH_MICROS} per kernel launch (one per layer and rank), and
+ * the model's weights (as {@link WeightFormat} holds them) at {@link #WEIGHT_BYTES_PER_S}, as
+ * {@link WeightReads} reads them on the GPU: every step that has a request running, decoding or
+ * prefilling, reads them once. All
  * models share one device: as on the GPU, where {@link DemoAttention} runs every model's kernels on
  * one stream in the order they are asked, a step's attention starts when the attention asked
  * before it has finished, so models stepping at once share the bandwidth. A step's batch fence (and
@@ -31,6 +35,8 @@ final class SimAttention {
     static final double BANDWIDTH_BYTES_PER_S = 4.3e12;
     /** Fixed time per kernel launch (one per layer and rank), fitted to the 70b's launch-bound steps. */
     static final double LAUNCH_MICROS = 20;
+    /** Bytes per second the weights are read at: {@link WeightReads}' streaming read, 4.52 to 4.58 TB/s on the H200. */
+    static final double WEIGHT_BYTES_PER_S = 4.55e12;
 
     private final Vertx vertx;
     private final List<Model> models = new ArrayList<>();
@@ -41,22 +47,44 @@ final class SimAttention {
         this.vertx = vertx;
     }
 
-    /** The modelled time of one step's attention over {@code tokens} tokens of KV. */
+    /** The modelled time of one step's attention over {@code tokens} tokens of KV (no launch when none decode). */
     static long stepNanos(ModelProfile model, int tp, long tokens) {
+        if (tokens == 0) {
+            return 0;
+        }
         double bytes = (double) tokens * model.bytesPerToken(tp);
         return Math.round(bytes / BANDWIDTH_BYTES_PER_S * 1e9 + (double) model.layers() * tp * LAUNCH_MICROS * 1e3);
     }
 
+    /** The modelled time of one step's read of the weights. */
+    static long weightNanos(ModelProfile model, WeightFormat weights) {
+        return Math.round(model.weightBytes(weights) / WEIGHT_BYTES_PER_S * 1e9);
+    }
+
+    /**
+     * How long one step of every model takes on the shared device when the caches are full: every
+     * model's weights and {@code cacheBytes} of KV read once. A trace expects its requests to live
+     * this long per step when it is longer than the engines' step ({@link DemoRun}).
+     */
+    static Duration loadedStep(List<ModelProfile> models, WeightFormat weights, long cacheBytes) {
+        long nanos = Math.round(cacheBytes / BANDWIDTH_BYTES_PER_S * 1e9);
+        for (ModelProfile model : models) {
+            nanos += weightNanos(model, weights);
+        }
+        return Duration.ofNanos(nanos);
+    }
+
     /** The kernels of one model; its steps queue on this device behind every model's. */
-    BatchKernels kernels(ModelProfile model, int tp) {
+    BatchKernels kernels(ModelProfile model, int tp, WeightFormat weights) {
         Model m = new Model(model, tp);
         models.add(m);
+        long weightNanos = weightNanos(model, weights);
         return (tables, lengths) -> {
             long tokens = 0;
             for (int length : lengths) {
                 tokens += length;
             }
-            long nanos = stepNanos(model, tp, tokens);
+            long nanos = stepNanos(model, tp, tokens) + weightNanos;
             long now = System.nanoTime();
             long done;
             synchronized (this) {
@@ -66,6 +94,7 @@ final class SimAttention {
                 m.steps++;
                 m.sequences += lengths.length;
                 m.nanos += nanos;
+                m.weightNanos += weightNanos;
                 m.bytes += tokens * model.bytesPerToken(tp);
             }
             long delayMs = Math.max(1, (done - now + 999_999) / 1_000_000);
@@ -78,13 +107,13 @@ final class SimAttention {
     /** One line per model, with a header, as {@link DemoAttention#summary()} prints them. */
     synchronized List<String> summary() {
         List<String> lines = new ArrayList<>();
-        lines.add(String.format(Locale.ROOT, "decode attention modelled on the simulated GPU (%.1f TB/s, %.0f us per launch, one device shared by every model):",
-                BANDWIDTH_BYTES_PER_S / 1e12, LAUNCH_MICROS));
+        lines.add(String.format(Locale.ROOT, "decode steps modelled on the simulated GPU (KV at %.1f TB/s, %.0f us per launch, weights at %.1f TB/s; "
+                        + "one device shared by every model):", BANDWIDTH_BYTES_PER_S / 1e12, LAUNCH_MICROS, WEIGHT_BYTES_PER_S / 1e12));
         for (Model m : models) {
             lines.add("  " + (m.steps == 0 ? String.format(Locale.ROOT, "%-5s no decode step ran attention", m.model.name())
-                    : String.format(Locale.ROOT, "%-5s %6d steps  %6.1f sequences/step  %8.3f ms/step  %7.1f MiB KV/step  %6.2f TB/s",
+                    : String.format(Locale.ROOT, "%-5s %6d steps  %6.1f sequences/step  %8.3f ms/step (weights %.3f)  %7.1f MiB KV/step",
                             m.model.name(), m.steps, (double) m.sequences / m.steps, m.nanos / 1e6 / m.steps,
-                            m.bytes / (double) m.steps / (1 << 20), m.bytes / (m.nanos * 1e-9) / 1e12)));
+                            m.weightNanos / 1e6 / m.steps, m.bytes / (double) m.steps / (1 << 20))));
         }
         return lines;
     }
@@ -95,6 +124,7 @@ final class SimAttention {
         long steps;
         long sequences;
         long nanos;
+        long weightNanos;
         long bytes;
 
         Model(ModelProfile model, int tp) {

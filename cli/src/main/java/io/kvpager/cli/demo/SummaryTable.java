@@ -37,6 +37,8 @@ public final class SummaryTable {
         out.append(String.format(Locale.ROOT, "%d models sharing %s GPU %d (%s), tp %d each, %d s, seed %d, policy %s: %s%n",
                 report.models().size(), settings.device(), settings.gpu(), ByteSize.format(settings.gpuBytes()), settings.tp(),
                 settings.duration().toSeconds(), settings.seed(), settings.policy().flag(), settings.policy().meaning()));
+        out.append(String.format(Locale.ROOT, "weights: %s, %s on the GPU, read by every step%n", settings.weights().flag(),
+                ByteSize.format(settings.weightBytes())));
         out.append("trace: ").append(report.traceDescription()).append('\n');
         out.append(String.format(Locale.ROOT, "service targets: time to first token <= %d ms and time per output token <= %d ms%n%n",
                 settings.targets().ttft().toMillis(), settings.targets().tpot().toMillis()));

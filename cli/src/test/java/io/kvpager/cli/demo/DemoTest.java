@@ -47,7 +47,7 @@ class DemoTest {
     @Test
     void aShortRunServesEveryModelAndKeepsItsInvariants() {
         Path chart = dir.resolve("memory.png");
-        Run run = demo("--duration", "3s", "--models", "7b,70b", "--capacity", "8GiB", "--seed", "3", "--out", chart.toString());
+        Run run = demo("--duration", "3s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none", "--seed", "3", "--out", chart.toString());
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.err()).doesNotContain("invariant broken");
         assertThat(run.out())
@@ -58,7 +58,8 @@ class DemoTest {
                 .containsPattern("\\n70b\\s+[1-9]\\d*/\\d+\\s")
                 .doesNotContain("would have refused")
                 .contains("no sample over-granted")
-                .contains("decode attention modelled on the simulated GPU")
+                .contains("decode steps modelled on the simulated GPU")
+                .contains("weights: none, 0 B on the GPU")
                 .contains("trace of seed 3: ")
                 .contains("invariants held: every model served")
                 .contains("chart: " + chart.toAbsolutePath());
@@ -70,7 +71,7 @@ class DemoTest {
     @Test
     void aShortComparisonRunsEveryPolicyAndKeepsEachRunsInvariants() {
         Path chart = dir.resolve("compare.png");
-        Run run = demo("--compare", "--duration", "2s", "--models", "7b,70b", "--capacity", "8GiB", "--seed", "3",
+        Run run = demo("--compare", "--duration", "2s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none", "--seed", "3",
                 "--trace-preset", "overlapping", "--out", chart.toString());
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.err()).doesNotContain("invariant broken");
@@ -92,7 +93,7 @@ class DemoTest {
 
     @Test
     void theBundledTraceIsReplayedAndSaysHow() {
-        Run run = demo("--trace", "azure-conv", "--policy", "first-come", "--duration", "6s", "--models", "7b,70b", "--capacity", "8GiB",
+        Run run = demo("--trace", "azure-conv", "--policy", "first-come", "--duration", "6s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none",
                 "--out", dir.resolve("azure.png").toString());
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.out()).contains("policy first-come")
@@ -120,7 +121,7 @@ class DemoTest {
         Promise<Void> stop = Promise.promise();
         StringWriter err = new StringWriter();
         CompletableFuture<Run> running = CompletableFuture.supplyAsync(() -> demo(new KvPager(stop.future()), err,
-                "--duration", "120s", "--models", "7b,70b", "--capacity", "8GiB", "--out", folder.resolve("memory.png").toString()));
+                "--duration", "120s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none", "--out", folder.resolve("memory.png").toString()));
         // the progress line (every 2 s off a terminal) shows tokens served: the engines are running
         await().atMost(Duration.ofSeconds(60)).until(() -> err.toString().matches("(?s).*[1-9][\\d,]* tokens.*") || running.isDone());
         Files.delete(folder);
@@ -138,12 +139,40 @@ class DemoTest {
 
     @Test
     void aModelThatCannotBeServedBreaksAnInvariantAndTheExitCode() {
-        Run run = demo("--duration", "1s", "--models", "7b,70b", "--capacity", "8GiB", "--limit", "70b=0",
+        Run run = demo("--duration", "1s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none", "--limit", "70b=0",
                 "--out", dir.resolve("starved.png").toString());
         assertThat(run.exitCode()).isEqualTo(1);
         assertThat(run.err()).contains("kvpager demo: invariant broken: model 70b served no request");
         assertThat(run.out()).containsPattern("misses of 70b: LIMIT \\d+")
                 .contains("  LIMIT: the model's own --limit is reached")
                 .contains("invariants broken: ");
+    }
+
+    /** By default the models hold FP8 weights: the caches share what the weights leave of the 90 %, and every step reads them. */
+    @Test
+    void theWeightsTakeTheirMemoryFromTheCachesAndEveryStepReadsThem() {
+        Run run = demo("--duration", "2s", "--models", "7b", "--tp", "1", "--capacity", "16GiB", "--seed", "3",
+                "--out", dir.resolve("weights.png").toString());
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        // 6.738 GB of 17.18 GB is 40 %: the caches get 90 - 40 = 50 % of the GPU, 8.0 GiB
+        assertThat(run.out()).contains("weights: fp8, 6.3 GiB on the GPU, read by every step")
+                .containsPattern("7b\\s+\\d+ steps .* ms/step \\(weights 1\\.48\\d\\)")
+                .contains("invariants held");
+    }
+
+    @Test
+    void weightsThatLeaveTheCachesNothingAreRefusedBeforeAnythingRuns() {
+        Run run = demo("--duration", "2s", "--models", "7b,70b", "--capacity", "8GiB", "--out", dir.resolve("none.png").toString());
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("the weights of [7b, 70b] as fp8 take")
+                .contains("use --weights fp8 or none, fewer --models or a larger --gpu-memory-percent");
+        assertThat(dir.resolve("none.png")).doesNotExist();
+    }
+
+    @Test
+    void anUnknownWeightFormatIsNamedWithTheChoices() {
+        Run run = demo("--weights", "int4", "--out", dir.resolve("int4.png").toString());
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("no weight format 'int4'; formats: fp8, bf16, none");
     }
 }

@@ -45,4 +45,28 @@ class ServedRequestTest {
         assertThat(request.contextTokens()).isEqualTo(18);
         assertThat(request.tokensThisStep(64)).isEqualTo(18);
     }
+
+    /** Admission allocates the whole context and the first decoded token's block; prefill then needs no block. */
+    @Test
+    void admissionReservesTheContextSoThatPrefillAllocatesNothing() {
+        ServedRequest request = new ServedRequest(new TraceRequest(1, 0, 0, 40, 20));
+        // 40 prompt tokens and the first output token: 41 tokens, 3 blocks of 16
+        assertThat(request.blocksToAdmit(BLOCK_TOKENS)).isEqualTo(3);
+        request.reserve(new int[] {4, 5, 6});
+        assertThat(request.tokensInCache()).isZero();
+        assertThat(request.prefilling()).isTrue();
+        assertThat(request.blocksNeeded(request.tokensThisStep(32), BLOCK_TOKENS)).isZero();
+        request.advance(32, new int[0]);
+        assertThat(request.blocksNeeded(request.tokensThisStep(32), BLOCK_TOKENS)).isZero();
+        request.advance(8, new int[0]);
+        assertThat(request.prefilling()).isFalse();
+        assertThat(request.blocksNeeded(1, BLOCK_TOKENS)).isZero();
+        assertThat(request.blocks()).containsExactly(4, 5, 6);
+        // after a preemption with 9 tokens decoded, it needs its prompt and output again: 40 + 9 + 1 = 50 tokens, 4 blocks
+        for (int i = 0; i < 9; i++) {
+            request.advance(1, new int[request.blocksNeeded(1, BLOCK_TOKENS)]);
+        }
+        request.preempt(100);
+        assertThat(request.blocksToAdmit(BLOCK_TOKENS)).isEqualTo(4);
+    }
 }

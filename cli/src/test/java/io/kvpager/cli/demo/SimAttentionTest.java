@@ -24,7 +24,17 @@ class SimAttentionTest {
     }
 
     @Test
-    void anEmptyStepStillPaysItsLaunches() {
-        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 0)).isEqualTo(80 * 2 * 20_000L);
+    void aStepWithNothingDecodingLaunchesNoAttentionButOneTokenPaysEveryLaunch() {
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 0)).isZero();
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 1)).isGreaterThanOrEqualTo(80 * 2 * 20_000L);
+    }
+
+    @Test
+    void theWeightsAreReadAtTheMeasuredBandwidthAndNotAtAllWithoutThem() {
+        // 70.554 GB of FP8 weights at 4.55 TB/s
+        assertThat(SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.FP8)).isBetween(15_500_000L, 15_520_000L);
+        assertThat(SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.BF16))
+                .isCloseTo(2 * SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.FP8), org.assertj.core.data.Offset.offset(1L));
+        assertThat(SimAttention.weightNanos(ModelProfile.SEVENTY_B, WeightFormat.NONE)).isZero();
     }
 }
