@@ -88,7 +88,7 @@ class ClusteredCacheTest {
             held.add(allocated(cache, BLOCKS_PER_PAGE));
         }
         Allocation extra = allocated(cache, BLOCKS_PER_PAGE);
-        await(cache.free(extra.blocks()));
+        await(cache.free(extra));
         await().atMost(Duration.ofSeconds(30)).until(() -> mappedOn(0) == HELD && mappedOn(1) == HELD);
         assertThat(await(cache.stats()).pool().mappedPages()).isEqualTo(HELD);
 
@@ -126,7 +126,7 @@ class ClusteredCacheTest {
         RemoteRanks.invariantsHold(cache);
 
         // every allocation misses while the rank is down, even one without a map
-        await(cache.free(held.removeLast().blocks()));
+        await(cache.free(held.removeLast()));
         Allocation whileDown = await(cache.alloc(1));
         assertThat(whileDown.missReason()).isEqualTo(MissReason.RANK_DOWN);
         assertThat(whileDown.detail()).contains("pp0/tp1");
@@ -142,7 +142,7 @@ class ClusteredCacheTest {
         RemoteRanks.invariantsHold(cache);
 
         for (Allocation a : held) {
-            await(cache.free(a.blocks()));
+            await(cache.free(a));
         }
         await(cache.trim());
         await().atMost(Duration.ofSeconds(30)).until(() -> mappedOn(0) == 0 && mappedOn(1) == 0);

@@ -116,7 +116,7 @@ class EventBusTlsTest {
         assertThat(undelivered.failureType()).isEqualTo(ReplyFailure.TIMEOUT);
         assertThat(mappedPages(coordinator)).as("the rogue's map of page 5 never reached the rank").isEqualTo(1);
 
-        await(cache.free(allocation.blocks()));
+        await(cache.free(allocation));
         await(cache.close());
     }
 

@@ -215,9 +215,9 @@ class SharedGpuBrokerTest {
 
         @Override
         public void free(JsonArray blocks) {
-            int[] ids = new int[blocks.size()];
-            for (int i = 0; i < ids.length; i++) {
-                ids[i] = blocks.getInteger(i);
+            List<Integer> ids = new ArrayList<>(blocks.size());
+            for (int i = 0; i < blocks.size(); i++) {
+                ids.add(blocks.getInteger(i));
             }
             await(cache.free(ids));
         }

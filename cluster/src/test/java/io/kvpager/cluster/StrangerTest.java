@@ -120,18 +120,18 @@ class StrangerTest {
         KvCache cache = await(member.deployCache(new KvCacheOptions().setInstance("stranger").setTp(1).setLayers(2)
                 .setBlockBytes(64 << 10).setPages(PAGES).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
                 .setLocalWorkers(false)));
-        List<int[]> held = new ArrayList<>();
+        List<Allocation> held = new ArrayList<>();
         for (int i = 0; i < PAGES / 2; i++) {
             Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
             assertThat(allocation.isMiss()).as("alloc %d: %s", i, allocation.detail()).isFalse();
-            held.add(allocation.blocks());
+            held.add(allocation);
         }
         // forged again while the cache runs: what the stranger wrote over the record is not acted on either
         shares.put(gpu, forgedShares());
         for (int i = PAGES / 2; i < PAGES; i++) {
             Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
             assertThat(allocation.isMiss()).as("alloc %d after the forged record: %s", i, allocation.detail()).isFalse();
-            held.add(allocation.blocks());
+            held.add(allocation);
         }
 
         CacheStats stats = await(cache.stats());
@@ -142,7 +142,7 @@ class StrangerTest {
         assertThat(budget.capacityBytes()).as("the worker's capacity, not the forged 1 byte").isEqualTo(1L << 30);
         assertThat(budget.takenBytes()).as("the cache's own share, without the forged 2^50").isEqualTo(budget.leasedBytes()).isLessThan(1L << 30);
         assertThat(await(member.directory().coordinated())).containsExactly("stranger");
-        for (int[] blocks : held) {
+        for (Allocation blocks : held) {
             await(cache.free(blocks));
         }
         await(cache.close());

@@ -153,8 +153,9 @@ public class RankWorkerOptions {
         return pp;
     }
 
-    public RankWorkerOptions setPp(int pp) {
-        this.pp = OptionRules.atLeast("pp", pp, 0);
+    /** The rank's pipeline stage, 0 or more; {@code null} unsets it. */
+    public RankWorkerOptions setPp(Integer pp) {
+        this.pp = pp == null ? null : OptionRules.atLeast("pp", pp, 0);
         return this;
     }
 
@@ -163,8 +164,9 @@ public class RankWorkerOptions {
         return tp;
     }
 
-    public RankWorkerOptions setTp(int tp) {
-        this.tp = OptionRules.atLeast("tp", tp, 0);
+    /** The rank's tensor-parallel index, 0 or more; {@code null} unsets it. */
+    public RankWorkerOptions setTp(Integer tp) {
+        this.tp = tp == null ? null : OptionRules.atLeast("tp", tp, 0);
         return this;
     }
 

@@ -251,7 +251,7 @@ public final class MapPathBench {
             if (allocation.isMiss()) {
                 return Future.failedFuture(new IllegalStateException("alloc(" + batch + ") missed: " + allocation));
             }
-            return cache.free(allocation.blocks()).compose(x -> cache.trim()).map(x -> {
+            return cache.free(allocation).compose(x -> cache.trim()).map(x -> {
                 if (alloc != null) {
                     alloc.add(t1 - t0);
                     unmap.add(System.nanoTime() - t1);

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -73,7 +74,7 @@ class KvCacheTest {
         assertThat(afterAlloc.pool().inUsePages()).isEqualTo(2);
         assertThat(afterAlloc.pool().usedBlocks()).isEqualTo(40);
 
-        await(cache.free(first.blocks()));
+        await(cache.free(first));
         Allocation again = await(cache.alloc(40));
         assertThat(pagesOf(again)).isEqualTo(pagesOf(first));
         assertThat(await(cache.stats()).pool().maps()).isEqualTo(4);
@@ -95,7 +96,7 @@ class KvCacheTest {
         assertThat(pagesOf(a)).containsExactly(0, 1, 2);
         everyRankMaps(cache, 3);
         assertThat(await(cache.availableBlocks())).isEqualTo((SimPool.PAGES - 3) * BLOCKS_PER_PAGE);
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         // no reserve: the emptied pages go as soon as the background runs
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> everyRankMaps(cache, 0));
         await(cache.close());
@@ -120,13 +121,13 @@ class KvCacheTest {
         assertThat(one.outcome()).isEqualTo(LimitResult.Outcome.DEFERRED);
         assertThat(one.inUsePages()).isEqualTo(2);
 
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> everyRankMaps(cache, 1));
         assertThat(await(cache.alloc(1)).missReason()).isEqualTo(MissReason.LIMIT);
 
         assertThat(await(cache.setMemoryLimit(4 * PAGE_ID_BYTES, 3)).outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
         assertThat(await(cache.alloc(BLOCKS_PER_PAGE)).isMiss()).isFalse();
-        await(cache.free(b.blocks()));
+        await(cache.free(b));
         await(cache.close());
     }
 
@@ -178,7 +179,7 @@ class KvCacheTest {
         KvCache cache = await(KvCache.deploy(vertx, options(name)));
         long fence = cache.fence();
         Allocation a = await(cache.alloc(1));
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         // trim unmaps every idle page a fence does not hold; this one it holds
         await(cache.trim());
         CacheStats held = await(cache.stats());
@@ -189,7 +190,7 @@ class KvCacheTest {
         Allocation reused = await(cache.alloc(1));
         assertThat(pagesOf(reused)).isEqualTo(pagesOf(a));
         assertThat(await(cache.stats()).pool().maps()).isEqualTo(1);
-        await(cache.free(reused.blocks()));
+        await(cache.free(reused));
         everyRankMaps(cache, 1);
 
         await(cache.retired(fence));
@@ -210,15 +211,19 @@ class KvCacheTest {
         assertThat(failure(cache.alloc(0))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot allocate 0 blocks");
         assertThat(failure(cache.alloc(-4))).isInstanceOf(IllegalArgumentException.class);
         assertThat(failure(cache.alloc(SimPool.PAGES * BLOCKS_PER_PAGE + 1))).isInstanceOf(IllegalArgumentException.class);
-        assertThat(failure(cache.free(new int[] {a.block(0), 100}))).isInstanceOf(IllegalArgumentException.class);
-        assertThat(failure(cache.free(new int[] {a.block(0), a.block(0)}))).isInstanceOf(IllegalArgumentException.class);
-        assertThat(failure(cache.free(null))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free(List.of(a.block(0), 100)))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free(List.of(a.block(0), a.block(0))))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free(Arrays.asList(a.block(0), null)))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("block id 1 of 2 to free is null");
+        assertThat(failure(cache.free((List<Integer>) null))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free((Allocation) null))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("an allocation to free is required");
         assertThat(failure(cache.retired(42))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("never opened");
         assertThat(failure(cache.setMemoryLimit(-1, 1))).isInstanceOf(IllegalArgumentException.class);
         assertThat(failure(cache.setMemoryLimit(PAGE_ID_BYTES, -1))).isInstanceOf(IllegalArgumentException.class);
 
         assertThat(await(cache.stats()).pool().toJson()).isEqualTo(before);
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         await(cache.close());
         assertThat(failure(cache.alloc(1))).isInstanceOf(KvPagerException.class).hasMessageContaining("closed");
         assertThat(await(cache.close())).isNull();

@@ -130,7 +130,7 @@ class SharedGpuTest {
         assertThat(gpu.bytesInUse()).as("the device was not asked").isEqualTo(BURST * SimPool.PAGE_ID_BYTES);
 
         for (Allocation a : held) {
-            await(first.free(a.blocks()));
+            await(first.free(a));
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> await(second.stats()).gpus().getFirst().takenBytes() == 0);
         assertThat(gpu.bytesInUse()).isZero();

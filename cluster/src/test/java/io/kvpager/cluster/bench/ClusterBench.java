@@ -169,7 +169,7 @@ public final class ClusterBench {
                         .compose(x -> timed(measured ? figures.unmap : null, () -> Future.fromCompletionStage(mapper.unmap(pages))))
                         .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, WorkerAction.STATS, new JsonObject(), 30_000)))
                         .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
-                        .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
+                        .compose(a -> cache.free(a)).compose(freed -> cache.trim());
             }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
         }));
         return done.future();

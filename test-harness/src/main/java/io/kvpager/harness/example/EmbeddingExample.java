@@ -47,7 +47,7 @@ public final class EmbeddingExample {
                 System.out.println("miss: " + allocation.missReason() + ": " + allocation.detail());
             } else {
                 // hand allocation.blocks() to the scheduler; free them when the sequence ends
-                cache.free(allocation.blocks()).await(10, TimeUnit.SECONDS);
+                cache.free(allocation).await(10, TimeUnit.SECONDS);
             }
             CacheHealth health = CacheHealth.of(cache.stats().await(10, TimeUnit.SECONDS));
             System.out.println("health: " + health.stateName() + (health.reason() == null ? "" : " (" + health.reason() + ")"));

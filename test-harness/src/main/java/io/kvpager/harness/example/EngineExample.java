@@ -101,7 +101,7 @@ public final class EngineExample {
         return chain.compose(v -> {
             List<Future<Void>> frees = new ArrayList<>();
             for (Sequence sequence : serving.running) {
-                frees.add(cache.free(toArray(sequence.blocks)));
+                frees.add(cache.free(sequence.blocks));
             }
             serving.running.clear();
             return Future.all(frees).map(serving);
@@ -128,7 +128,7 @@ public final class EngineExample {
                 if (sequence.tokens >= sequence.length) {
                     serving.running.remove(sequence);
                     serving.finished++;
-                    frees.add(cache.free(toArray(sequence.blocks)));
+                    frees.add(cache.free(sequence.blocks));
                 }
             }
             return Future.all(frees);
@@ -153,14 +153,11 @@ public final class EngineExample {
 
     private static Future<Void> preempt(KvCache cache, Serving serving, Sequence sequence, Allocation miss) {
         serving.running.remove(sequence);
-        Future<Void> freed = sequence.blocks.isEmpty() ? Future.succeededFuture() : cache.free(toArray(sequence.blocks));
+        Future<Void> freed = sequence.blocks.isEmpty() ? Future.succeededFuture() : cache.free(sequence.blocks);
         sequence.blocks.clear();
         sequence.tokens = 0;
         serving.waiting.addFirst(sequence);
         return freed;
     }
 
-    private static int[] toArray(List<Integer> blocks) {
-        return blocks.stream().mapToInt(Integer::intValue).toArray();
-    }
 }

@@ -51,7 +51,7 @@ public final class WorkerExample {
                     RankStats rank = stats.rank(worker.rank());
                     lines.add(worker.rank() + " at " + worker.address() + " maps " + rank.mappedPages() + " pages");
                 }
-                cache.free(allocation.blocks()).await(10, TimeUnit.SECONDS);
+                cache.free(allocation).await(10, TimeUnit.SECONDS);
                 return lines;
             } finally {
                 cache.close().await(30, TimeUnit.SECONDS);   // unmaps every page, destroys the tensors

@@ -219,7 +219,7 @@ final class MapPathBenchmark implements GpuSection {
 
         @Override
         public Future<?> unmap() {
-            return cache.free(allocation.blocks());
+            return cache.free(allocation);
         }
     }
 

@@ -187,7 +187,7 @@ public final class ReleasePathProfile {
             if (a.isMiss()) {
                 throw new IllegalStateException(cache + ": alloc(" + pages + ") missed: " + a);
             }
-            Await.of(cache.free(a.blocks()));
+            Await.of(cache.free(a));
             map[i] = (t1 - t0) / 1e3;
             unmap[i] = (System.nanoTime() - t1) / 1e3;
         }

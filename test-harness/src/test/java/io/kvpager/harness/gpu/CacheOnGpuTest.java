@@ -105,8 +105,8 @@ class CacheOnGpuTest {
                 checkBlockLandsInItsPage(views, block, (byte) (0x10 * (r + 1)));
             }
 
-            await(cache.free(first.blocks()));
-            await(cache.free(second.blocks()));
+            await(cache.free(first));
+            await(cache.free(second));
             await(cache.trim());
             assertThat(await(cache.stats()).pool().mappedPages()).isZero();
         } finally {
