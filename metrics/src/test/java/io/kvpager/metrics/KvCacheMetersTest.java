@@ -13,6 +13,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,7 +33,7 @@ class KvCacheMetersTest {
         vertx = Vertx.vertx();
         KvCacheOptions options = new KvCacheOptions().setInstance("meters-test").setTp(2).setLayers(2).setBlockBytes(64 << 10)
                 .setPages(16).setLocalWorkers(true).setDevice("sim")
-                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
+                .setGpus(Map.of("pp0/tp0", 0, "pp0/tp1", 0))
                 .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", "meters-test-" + System.nanoTime()));
         cache = KvCache.deploy(vertx, options).await(30, TimeUnit.SECONDS);
     }

@@ -2,6 +2,7 @@ package io.kvpager.cache;
 
 import io.kvpager.KvFormat;
 import io.kvpager.Layout;
+import io.kvpager.device.HandlePoolOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -18,6 +19,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -65,8 +67,8 @@ class KvCacheOptionsTest {
                 .setLayout(Layout.PER_LAYER).setKvDtype(KvFormat.FP8).setZeroPage(true).setSendTimeoutMs(500).setTensorsDeadlineMs(2_000)
                 .setTensorsPollMs(5).setReserveLow(2).setReserveHigh(6).setAdaptiveReserve(false).setRefillIntervalMs(3)
                 .setMemoryLimitBytes(1L << 30).setLazyStart(true).setLocalWorkers(true).setDevice("cuda")
-                .setGpus(new JsonObject().put("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true))
-                .setHandlePool(new JsonObject().put("prefillPages", 1).put("boundPages", 2)).setGpuMemoryPercent(85);
+                .setGpus(Map.of("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true))
+                .setHandlePool(new HandlePoolOptions(1, 2)).setGpuMemoryPercent(85);
         KvCacheOptions back = new KvCacheOptions(o.toJson());
         assertThat(back.toJson()).isEqualTo(o.toJson());
         assertThat(back.gpuOf(1, 3)).isEqualTo(7);

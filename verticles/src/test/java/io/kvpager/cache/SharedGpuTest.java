@@ -13,6 +13,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static io.kvpager.cache.SimPool.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -64,7 +65,7 @@ class SharedGpuTest {
         // ranks on GPUs 0 and 1; another cache holds most of GPU 1
         KvCache wide = await(KvCache.deploy(vertx, SimPool.options("wide").setTp(2).setPages(GPU_PAGES).setSim(sim)));
         KvCache other = await(KvCache.deploy(vertx, SimPool.options("narrow").setTp(1).setPages(GPU_PAGES).setSim(sim)
-                .setGpus(new JsonObject().put("pp0/tp0", 1))));
+                .setGpus(Map.of("pp0/tp0", 1))));
         Allocation most = await(other.alloc(BURST * SimPool.BLOCKS_PER_PAGE));
         assertThat(most.isMiss()).as(most.detail()).isFalse();
 

@@ -21,8 +21,10 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -112,7 +114,7 @@ public final class DemoRun implements AutoCloseable {
 
     KvCacheOptions options(ModelProfile model) {
         int tp = settings.tp();
-        JsonObject gpus = new JsonObject();
+        Map<String, Integer> gpus = new LinkedHashMap<>();
         for (int rank = 0; rank < tp; rank++) {
             gpus.put("pp0/tp" + rank, settings.gpu());
         }

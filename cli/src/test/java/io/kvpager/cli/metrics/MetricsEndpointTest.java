@@ -14,6 +14,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,7 +31,7 @@ class MetricsEndpointTest {
     static KvCacheOptions options(String instance, JsonArray faults) {
         return new KvCacheOptions().setInstance(instance).setTp(2).setLayers(2).setBlockBytes(64 << 10)
                 .setPages(16).setLocalWorkers(true).setDevice("sim")
-                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
+                .setGpus(Map.of("pp0/tp0", 0, "pp0/tp1", 0))
                 .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", instance + "-" + System.nanoTime())
                         .put("faults", faults));
     }

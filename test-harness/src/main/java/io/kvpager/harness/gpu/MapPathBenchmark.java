@@ -7,6 +7,7 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cuda.RawPageLoop;
+import io.kvpager.device.HandlePoolOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -132,7 +133,7 @@ final class MapPathBenchmark implements GpuSection {
                     return TwoPhaseLoop.medians(cache.context(), repeats, () -> new AllocFree(cache, batch));
                 });
                 KvCache pooled = Await.of(KvCache.deploy(vertx, options(instance + "-pooled", layout, tp)
-                        .setHandlePool(new JsonObject().put("boundPages", batch))));
+                        .setHandlePool(new HandlePoolOptions(0, batch))));
                 caches.add(pooled);
                 ways.put(", on the cache's context, handles kept in the rank's pool", () -> {
                     steps[1] += repeats;
@@ -229,7 +230,7 @@ final class MapPathBenchmark implements GpuSection {
 
     /** A cache with one block per page id, every rank on GPU 0, the reserve off and no refill. */
     static KvCacheOptions options(String instance, Layout layout, int tp, int layers, int pages) {
-        JsonObject gpus = new JsonObject();
+        Map<String, Integer> gpus = new LinkedHashMap<>();
         for (int r = 0; r < tp; r++) {
             gpus.put("pp0/tp" + r, 0);
         }

@@ -1,9 +1,7 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.device.HandlePoolOptions;
-import io.kvpager.impl.protocol.HandlePoolJson;
 import io.kvpager.impl.protocol.CreateTensorsRequest;
-import io.kvpager.impl.protocol.RequestBody;
 import io.kvpager.impl.protocol.GroupStats;
 import io.kvpager.impl.protocol.StatsReply;
 import io.kvpager.impl.protocol.StatsRequest;
@@ -126,7 +124,7 @@ public final class Coordinator {
             }
         });
         JsonObject tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
-                handlePool(options)).toJson();
+                options.getHandlePool()).toJson();
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages);
         String name = "cache " + pool.instance() + " group " + pool.group();
@@ -164,16 +162,9 @@ public final class Coordinator {
 
     /** The most idle page ids a rank lets the coordinator keep: the pages its handle-pool bound leaves. */
     private static int idlePagesAllowed(KvCacheOptions options) {
-        HandlePoolOptions asked = handlePool(options);
+        HandlePoolOptions asked = options.getHandlePool();
         HandlePoolOptions pool = asked == null ? HandlePoolOptions.defaults(options.geometry()) : asked;
         return options.geometry().pages() - pool.boundPages();
-    }
-
-    /** The handle-pool bounds the options ask for, read as a worker reads them; null for the worker's defaults. */
-    private static HandlePoolOptions handlePool(KvCacheOptions options) {
-        JsonObject asked = options.getHandlePool();
-        return asked == null ? null : HandlePoolJson.read(new RequestBody(new JsonObject()
-                .put(CreateTensorsRequest.HANDLE_POOL, asked)), options.geometry());
     }
 
     public KvCacheOptions options() {
