@@ -25,6 +25,9 @@ public final class OptionTable<O> {
             option -> new IllegalArgumentException(option.key() + " must not be null");
     /** JSON {@code null} refused as {@code tp is required}. */
     public static final Function<Option<?, ?>, IllegalArgumentException> REQUIRED = option -> OptionRules.required(option.key());
+    /** JSON {@code null} refused as any value of another type: {@code host must be a string, got nothing}. */
+    public static final Function<Option<?, ?>, IllegalArgumentException> MISTYPED =
+            option -> OptionRules.typeError(option.key(), option.type().description(), null);
 
     private final String subject;
     private final Function<Option<?, ?>, IllegalArgumentException> nullRefusal;

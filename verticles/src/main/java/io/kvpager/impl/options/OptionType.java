@@ -58,6 +58,11 @@ public final class OptionType<T> {
                 value -> write.apply(to.apply(value)), parse, object);
     }
 
+    /** What the value must be, for refusals: {@code "an integer"}. */
+    public String description() {
+        return description;
+    }
+
     /** The value of {@code field} in JSON, strictly: a value of another shape is refused, naming the field. */
     public T read(String field, Object json) {
         return read.apply(field, json);
