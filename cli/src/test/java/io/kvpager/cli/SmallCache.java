@@ -2,6 +2,7 @@ package io.kvpager.cli;
 
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
@@ -23,7 +24,7 @@ final class SmallCache {
                 .setLocalWorkers(true)
                 .setDevice("sim")
                 .setGpus(Map.of("pp0/tp0", 0, "pp0/tp1", 0))
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", instance + "-" + System.nanoTime()));
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30).withGpuKey(instance + "-" + System.nanoTime()));
     }
 
     static KvCache deploy(Vertx vertx, String instance) throws Exception {

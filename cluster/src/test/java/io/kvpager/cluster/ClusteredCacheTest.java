@@ -11,6 +11,8 @@ import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.sim.FaultPlan;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -163,7 +165,7 @@ class ClusteredCacheTest {
     }
 
     private static JsonObject worker(int tp, JsonArray faults) {
-        JsonObject sim = new JsonObject().put("gpuKey", INSTANCE).put("capacityBytes", 1L << 30).put("faults", faults);
+        SimOptions sim = SimOptions.defaults().withGpuKey(INSTANCE).withCapacityBytes(1L << 30).withFaults(FaultPlan.parse(faults).faults());
         return new RankWorkerOptions().setInstance(INSTANCE).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(SEND_TIMEOUT_MS).toJson();
     }
 

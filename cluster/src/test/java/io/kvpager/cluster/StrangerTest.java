@@ -8,12 +8,13 @@ import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import io.kvpager.Allocation;
-import io.kvpager.cache.KvCache;
-import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.broker.GpuBroker;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -116,7 +117,7 @@ class StrangerTest {
         inside.<String, String>getMap(ClusterDirectory.INSTANCES).put("forged", member.nodeId());
 
         await(member.deployWorker(new RankWorkerOptions().setInstance("stranger").setPp(0).setTp(0)
-                .setSim(new JsonObject().put("gpuKey", "stranger").put("capacityBytes", 1L << 30))));
+                .setSim(SimOptions.defaults().withGpuKey("stranger").withCapacityBytes(1L << 30))));
         KvCache cache = await(member.deployCache(new KvCacheOptions().setInstance("stranger").setTp(1).setLayers(2)
                 .setBlockBytes(64 << 10).setPages(PAGES).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
                 .setLocalWorkers(false)));

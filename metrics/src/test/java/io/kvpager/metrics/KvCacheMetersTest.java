@@ -7,6 +7,7 @@ import io.kvpager.Allocation;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.sim.SimOptions;
 import java.time.Duration;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -34,7 +35,7 @@ class KvCacheMetersTest {
         KvCacheOptions options = new KvCacheOptions().setInstance("meters-test").setTp(2).setLayers(2).setBlockBytes(64 << 10)
                 .setPages(16).setLocalWorkers(true).setDevice("sim")
                 .setGpus(Map.of("pp0/tp0", 0, "pp0/tp1", 0))
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", "meters-test-" + System.nanoTime()));
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30).withGpuKey("meters-test-" + System.nanoTime()));
         cache = KvCache.deploy(vertx, options).await(30, TimeUnit.SECONDS);
     }
 

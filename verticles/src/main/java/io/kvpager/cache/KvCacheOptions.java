@@ -9,6 +9,7 @@ import io.kvpager.impl.options.OptionRules;
 import io.kvpager.impl.options.OptionSources;
 import io.kvpager.impl.options.OptionTable;
 import io.kvpager.impl.options.OptionType;
+import io.kvpager.sim.SimOptions;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -28,6 +29,7 @@ import static io.kvpager.impl.options.OptionType.INT;
 import static io.kvpager.impl.options.OptionType.INT_LIST;
 import static io.kvpager.impl.options.OptionType.LONG;
 import static io.kvpager.impl.options.OptionType.OBJECT;
+import static io.kvpager.impl.options.OptionType.SIM;
 import static io.kvpager.impl.options.OptionType.STRING;
 
 /**
@@ -103,7 +105,7 @@ public class KvCacheOptions {
             .add("localWorkers", BOOL, KvCacheOptions::isLocalWorkers, KvCacheOptions::setLocalWorkers)
             .add("device", STRING, KvCacheOptions::getDevice, KvCacheOptions::setDevice)
             .add("gpus", GPUS, KvCacheOptions::getGpus, KvCacheOptions::setGpus)
-            .add("sim", OBJECT, KvCacheOptions::getSim, KvCacheOptions::setSim)
+            .add("sim", SIM, KvCacheOptions::getSim, KvCacheOptions::setSim)
             .unsettable("gpuMemoryPercent", INT, KvCacheOptions::getGpuMemoryPercent, KvCacheOptions::setGpuMemoryPercent)
             .unsettable("handlePool", HANDLE_POOL, KvCacheOptions::getHandlePool, KvCacheOptions::setHandlePool)
             .unsettable("guaranteeBytes", LONG, KvCacheOptions::getGuaranteeBytes, KvCacheOptions::setGuaranteeBytes)
@@ -137,7 +139,7 @@ public class KvCacheOptions {
     private boolean localWorkers;
     private String device = DEFAULT_DEVICE;
     private Map<String, Integer> gpus = Map.of();
-    private JsonObject sim = new JsonObject();
+    private SimOptions sim = SimOptions.defaults();
     private Integer gpuMemoryPercent;
     private HandlePoolOptions handlePool;
     private Long guaranteeBytes;
@@ -662,17 +664,20 @@ public class KvCacheOptions {
         return this;
     }
 
-    /** Sim device options for local workers (capacity, latency model, faults). */
-    public JsonObject getSim() {
-        return sim.copy();
+    /** Sim device options for local workers (capacity, latency model, faults, GPU namespace). */
+    public SimOptions getSim() {
+        return sim;
     }
 
-    /** Sim device options for local workers: capacityBytes, granularity, latency, faults. */
-    public KvCacheOptions setSim(JsonObject sim) {
+    /**
+     * Sim device options for local workers: in JSON {@code {"capacityBytes": n, "granularity": n,
+     * "latency": bool, "faults": [...], "gpuKey": "..."}}, each key optional ({@link SimOptions}).
+     */
+    public KvCacheOptions setSim(SimOptions sim) {
         if (sim == null) {
-            throw new IllegalArgumentException("sim must be a JSON object of sim device options, got null");
+            throw new IllegalArgumentException("sim must be the sim device's options, got null");
         }
-        this.sim = sim.copy();
+        this.sim = sim;
         return this;
     }
 

@@ -3,12 +3,13 @@ package io.kvpager.worker;
 import io.kvpager.impl.options.Option;
 import io.kvpager.impl.options.OptionRules;
 import io.kvpager.impl.options.OptionTable;
+import io.kvpager.sim.SimOptions;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonObject;
 
 import static io.kvpager.impl.options.OptionType.INT;
 import static io.kvpager.impl.options.OptionType.LONG;
-import static io.kvpager.impl.options.OptionType.OBJECT;
+import static io.kvpager.impl.options.OptionType.SIM;
 import static io.kvpager.impl.options.OptionType.STRING;
 
 /**
@@ -46,7 +47,7 @@ public class RankWorkerOptions {
 
     /**
      * Every option: its JSON key and type, its getter and setter (which holds its rule), and what
-     * JSON {@code null} does (unsets it, empties {@code sim}, or is refused as "required"); the JSON
+     * JSON {@code null} does (unsets it, resets {@code sim} to the defaults, or is refused as "required"); the JSON
      * constructor and {@link #toJson()} read this table.
      */
     private static final OptionTable<RankWorkerOptions> OPTIONS = OptionTable.<RankWorkerOptions>of("worker option", OptionTable.REQUIRED)
@@ -55,7 +56,7 @@ public class RankWorkerOptions {
             .add("tp", INT, RankWorkerOptions::getTp, RankWorkerOptions::setTp)
             .add("device", STRING, RankWorkerOptions::getDevice, RankWorkerOptions::setDevice)
             .add("gpu", INT, RankWorkerOptions::getGpu, RankWorkerOptions::setGpu)
-            .add(new Option<>("sim", OBJECT, RankWorkerOptions::getSim, RankWorkerOptions::setSim, JsonObject::new))
+            .add(new Option<>("sim", SIM, RankWorkerOptions::getSim, RankWorkerOptions::setSim, SimOptions::defaults))
             .unsettable("sendTimeoutMs", LONG, RankWorkerOptions::getSendTimeoutMs, RankWorkerOptions::setSendTimeoutMs)
             .unsettable("leaseGraceMs", LONG, RankWorkerOptions::getLeaseGraceMs, RankWorkerOptions::setLeaseGraceMs)
             .unsettable("gpuMemoryPercent", INT, RankWorkerOptions::getGpuMemoryPercent, RankWorkerOptions::setGpuMemoryPercent);
@@ -65,7 +66,7 @@ public class RankWorkerOptions {
     private Integer tp;
     private String device = DEFAULT_DEVICE;
     private int gpu;
-    private JsonObject sim = new JsonObject();
+    private SimOptions sim = SimOptions.defaults();
     private Long sendTimeoutMs;
     private Long leaseGraceMs;
     private Integer gpuMemoryPercent;
@@ -162,17 +163,17 @@ public class RankWorkerOptions {
         return this;
     }
 
-    /** The sim device's options (a copy); empty when none were given. */
-    public JsonObject getSim() {
-        return sim.copy();
+    /** The sim device's options; the defaults when none were given. */
+    public SimOptions getSim() {
+        return sim;
     }
 
-    /** Sim device options: capacityBytes, granularity, latency, faults, gpuKey; used with {@code device sim} only. */
-    public RankWorkerOptions setSim(JsonObject sim) {
+    /** Sim device options: capacityBytes, granularity, latency, faults, gpuKey ({@link SimOptions}); used with {@code device sim} only. */
+    public RankWorkerOptions setSim(SimOptions sim) {
         if (sim == null) {
-            throw new IllegalArgumentException("sim must be a JSON object of sim device options, got nothing");
+            throw new IllegalArgumentException("sim must be the sim device's options, got nothing");
         }
-        this.sim = sim.copy();
+        this.sim = sim;
         return this;
     }
 

@@ -5,6 +5,7 @@ import io.kvpager.MissReason;
 import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.impl.broker.GpuShares;
 import io.kvpager.sim.SimGpu;
+import io.kvpager.sim.SimOptions;
 import io.reactivex.rxjava3.core.BackpressureStrategy;
 import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.subscribers.TestSubscriber;
@@ -39,7 +40,7 @@ class GuaranteedShareTest {
     private static final long DEADLINE_MS = 300;
 
     private static KvCacheOptions options(String gpuKey, String instance) {
-        JsonObject sim = new JsonObject().put("gpuKey", gpuKey).put("capacityBytes", GPU_PAGES * PAGE);
+        SimOptions sim = SimOptions.defaults().withGpuKey(gpuKey).withCapacityBytes(GPU_PAGES * PAGE);
         return SimPool.options(instance).setTp(1).setPages(GPU_PAGES).setSim(sim).setIdleHandlePages(0)
                 .setReclaimDeadlineMs(DEADLINE_MS);
     }

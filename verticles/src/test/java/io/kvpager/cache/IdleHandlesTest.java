@@ -6,6 +6,7 @@ import io.kvpager.sim.DriverCall;
 import io.kvpager.sim.Fault;
 import io.kvpager.sim.FaultPlan;
 import io.kvpager.sim.SimGpu;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
@@ -31,8 +32,7 @@ class IdleHandlesTest {
     private static final Duration BOUND = Duration.ofSeconds(10);
 
     private static KvCacheOptions options(String instance, String gpuKey, int gpuPages) {
-        return SimPool.options(instance).setTp(1).setSim(new JsonObject().put("gpuKey", gpuKey)
-                .put("capacityBytes", gpuPages * PAGE_ID_BYTES));
+        return SimPool.options(instance).setTp(1).setSim(SimOptions.defaults().withGpuKey(gpuKey).withCapacityBytes(gpuPages * PAGE_ID_BYTES));
     }
 
     private static Allocation page(KvCache cache) {

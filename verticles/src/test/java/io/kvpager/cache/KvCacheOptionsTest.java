@@ -3,6 +3,7 @@ package io.kvpager.cache;
 import io.kvpager.KvFormat;
 import io.kvpager.Layout;
 import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -67,7 +68,7 @@ class KvCacheOptionsTest {
                 .setLayout(Layout.PER_LAYER).setKvDtype(KvFormat.FP8).setZeroPage(true).setSendTimeoutMs(500).setTensorsDeadlineMs(2_000)
                 .setTensorsPollMs(5).setReserveLow(2).setReserveHigh(6).setAdaptiveReserve(false).setRefillIntervalMs(3)
                 .setMemoryLimitBytes(1L << 30).setLazyStart(true).setLocalWorkers(true).setDevice("cuda")
-                .setGpus(Map.of("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true))
+                .setGpus(Map.of("pp1/tp3", 7)).setSim(SimOptions.defaults().withLatency(true))
                 .setHandlePool(new HandlePoolOptions(1, 2)).setGpuMemoryPercent(85);
         KvCacheOptions back = new KvCacheOptions(o.toJson());
         assertThat(back.toJson()).isEqualTo(o.toJson());
@@ -174,7 +175,7 @@ class KvCacheOptionsTest {
             assertThat(o.getPp()).isEqualTo(2);
             assertThat(o.getStages()).containsExactly(0, 1);
             assertThat(o.getLayers()).isEqualTo(4);
-            assertThat(o.getSim()).isEqualTo(new JsonObject().put("capacityBytes", 1L << 30).put("latency", true));
+            assertThat(o.getSim()).isEqualTo(SimOptions.defaults().withCapacityBytes(1L << 30).withLatency(true));
             test.completeNow();
         })));
     }

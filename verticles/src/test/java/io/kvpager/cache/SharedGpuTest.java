@@ -4,6 +4,7 @@ import io.kvpager.Allocation;
 import io.kvpager.MissReason;
 import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.sim.SimGpu;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
@@ -33,7 +34,7 @@ class SharedGpuTest {
     private static final int BURST = 12;
 
     private static KvCacheOptions options(String instance) {
-        JsonObject sim = new JsonObject().put("gpuKey", "shared-gpu-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        SimOptions sim = SimOptions.defaults().withGpuKey("shared-gpu-test").withCapacityBytes(GPU_PAGES * SimPool.PAGE_ID_BYTES);
         return SimPool.options(instance).setTp(1).setPages(GPU_PAGES).setSim(sim).setGuaranteePercent(0);
     }
 
@@ -61,7 +62,7 @@ class SharedGpuTest {
 
     @Test
     void aGpuWithoutRoomRefusesTheMapAndTheOtherGpusGiveTheirShareBack(Vertx vertx) {
-        JsonObject sim = new JsonObject().put("gpuKey", "two-gpus-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        SimOptions sim = SimOptions.defaults().withGpuKey("two-gpus-test").withCapacityBytes(GPU_PAGES * SimPool.PAGE_ID_BYTES);
         // ranks on GPUs 0 and 1; another cache holds most of GPU 1
         KvCache wide = await(KvCache.deploy(vertx, SimPool.options("wide").setTp(2).setPages(GPU_PAGES).setSim(sim)));
         KvCache other = await(KvCache.deploy(vertx, SimPool.options("narrow").setTp(1).setPages(GPU_PAGES).setSim(sim)
@@ -90,7 +91,7 @@ class SharedGpuTest {
 
     @Test
     void theCachesTakeNoMoreThanTheShareOfTheGpuTheirWorkersLeaveThem(Vertx vertx) {
-        JsonObject sim = new JsonObject().put("gpuKey", "half-gpu-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        SimOptions sim = SimOptions.defaults().withGpuKey("half-gpu-test").withCapacityBytes(GPU_PAGES * SimPool.PAGE_ID_BYTES);
         KvCache half = await(KvCache.deploy(vertx, SimPool.options("half").setTp(1).setPages(GPU_PAGES).setSim(sim)
                 .setIdleHandlePages(0).setGpuMemoryPercent(50)));
         GpuStats gpu = await(half.stats()).gpus().getFirst();

@@ -12,6 +12,7 @@ import io.kvpager.metrics.MeteredKvCache;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -140,10 +141,7 @@ public final class DemoRun implements AutoCloseable {
             options.setGuaranteePercent(0);
         }
         if (settings.device().equals("sim")) {
-            options.setSim(new JsonObject()
-                    .put("capacityBytes", settings.gpuBytes())
-                    .put("latency", true)
-                    .put("gpuKey", gpuKey));
+            options.setSim(SimOptions.defaults().withCapacityBytes(settings.gpuBytes()).withLatency(true).withGpuKey(gpuKey));
         }
         return options;
     }

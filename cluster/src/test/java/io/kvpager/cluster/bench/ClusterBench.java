@@ -1,7 +1,7 @@
 package io.kvpager.cluster.bench;
 
-import io.kvpager.cache.KvCache;
 import io.kvpager.bench.LatencySamples;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.SpawnedNode;
@@ -15,6 +15,7 @@ import io.kvpager.impl.coordinator.RankRejoin;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -209,7 +210,7 @@ public final class ClusterBench {
     }
 
     private static JsonObject worker(String instance, int tp, int gpu) {
-        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(gpu).setSim(new JsonObject().put("gpuKey", "bench")).toJson();
+        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(gpu).setSim(SimOptions.defaults().withGpuKey("bench")).toJson();
     }
 
     private static KvCacheOptions options(String instance, int tp) {

@@ -8,6 +8,7 @@ import io.kvpager.metrics.CacheHealth;
 import io.kvpager.metrics.KvCacheMeters;
 import io.kvpager.metrics.MeteredKvCache;
 import io.kvpager.metrics.RankCallMeters;
+import io.kvpager.sim.SimOptions;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
@@ -36,7 +37,7 @@ public final class EmbeddingExample {
                 .setLayers(32).setKvBuffers(2).setBlockBytes(64 * 1024).setPages(256)
                 .setLocalWorkers(true)
                 .setDevice("sim")                                        // "cuda" on a GPU
-                .setSim(new JsonObject().put("capacityBytes", 8L << 30)); // a simulated 8 GiB GPU
+                .setSim(SimOptions.defaults().withCapacityBytes(8L << 30)); // a simulated 8 GiB GPU
         KvCache cache = MeteredKvCache.of(KvCache.deploy(vertx, options).await(60, TimeUnit.SECONDS), registry);
         KvCacheMeters meters = new KvCacheMeters(vertx, registry, List.of(cache));
         try {

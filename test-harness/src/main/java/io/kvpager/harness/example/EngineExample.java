@@ -7,6 +7,7 @@ import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankViews;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -59,7 +60,7 @@ public final class EngineExample {
                 .setLayers(8).setKvBuffers(2).setBlockBytes(64 * 1024).setPages(64)
                 .setLayout(Layout.PAGE_MAJOR)
                 .setLocalWorkers(true).setDevice(device)
-                .setSim(new JsonObject().put("gpuKey", instance).put("capacityBytes", 4L << 30));
+                .setSim(SimOptions.defaults().withGpuKey(instance).withCapacityBytes(4L << 30));
         // views: per rank, each (layer, buffer)'s address range and strides, what the attention kernels read
         return KvCache.deploy(vertx, options).compose(cache -> cache.views()
                 .compose(views -> serve(cache, steps)

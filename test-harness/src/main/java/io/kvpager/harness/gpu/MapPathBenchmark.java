@@ -8,6 +8,7 @@ import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cuda.RawPageLoop;
 import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -82,7 +83,7 @@ final class MapPathBenchmark implements GpuSection {
             for (int tp : tps) {
                 String instance = "warm-" + layout.name().toLowerCase() + "-tp" + tp;
                 KvCacheOptions sim = options(instance, layout, tp).setDevice("sim")
-                        .setSim(new JsonObject().put("gpuKey", instance));
+                        .setSim(SimOptions.defaults().withGpuKey(instance));
                 KvCache cache = Await.of(KvCache.deploy(vertx, sim));
                 try {
                     TwoPhaseLoop.medians(vertx, rounds, () -> new AllocFree(cache, 1));

@@ -1,5 +1,6 @@
 package io.kvpager.impl.options;
 
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -32,6 +33,9 @@ public final class OptionType<T> {
     /** A JSON object; its keys are merged one by one when option sources are layered. */
     public static final OptionType<JsonObject> OBJECT = new OptionType<>("a JSON object", OptionReader::object, JsonObject::copy,
             JsonObject::new, true);
+
+    /** The sim device's options, read by {@link SimOptions#parse} (which lists the accepted keys when refusing one). */
+    public static final OptionType<SimOptions> SIM = OBJECT.as((field, json) -> SimOptions.parse(json.getMap()), OptionType::simJson);
 
     private final String description;
     private final BiFunction<String, Object, T> read;
@@ -92,6 +96,12 @@ public final class OptionType<T> {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(source + " (option " + field + "): '" + raw + "' is not " + description);
         }
+    }
+
+    private static JsonObject simJson(SimOptions sim) {
+        JsonObject json = new JsonObject();
+        sim.toMap().forEach((key, value) -> json.put(key, value instanceof List<?> list ? new JsonArray(new ArrayList<>(list)) : value));
+        return json;
     }
 
     private static Boolean parseBool(String raw) {
