@@ -8,7 +8,6 @@ import io.kvpager.impl.options.OptionRules;
 import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
-import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;

@@ -12,7 +12,6 @@ import io.kvpager.cli.status.ClusterStatus;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.sim.SimOptions;
-import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

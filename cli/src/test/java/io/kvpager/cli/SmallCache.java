@@ -4,7 +4,6 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 

@@ -6,7 +6,6 @@ import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonObject;
 
 import java.net.InetAddress;
-import java.util.ArrayList;
 import java.util.List;
 
 import static io.kvpager.impl.options.OptionType.INT;

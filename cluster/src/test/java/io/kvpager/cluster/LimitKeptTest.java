@@ -7,7 +7,6 @@ import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorkerOptions;
-import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

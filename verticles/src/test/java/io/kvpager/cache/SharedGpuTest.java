@@ -6,7 +6,6 @@ import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

@@ -12,7 +12,6 @@ import io.kvpager.sim.SimOptions;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 

@@ -10,7 +10,6 @@ import io.kvpager.cache.RankViews;
 import io.kvpager.sim.SimOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;

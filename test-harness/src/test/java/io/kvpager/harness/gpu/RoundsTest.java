@@ -8,7 +8,6 @@ import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
