@@ -118,6 +118,28 @@ class KvCacheOptionsTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
     }
 
+    @Test
+    void theNestedOptionsAreTyped() {
+        KvCacheOptions o = new KvCacheOptions(valid().toJson().put("handlePool", new JsonObject().put("boundPages", 3))
+                .put("gpus", new JsonObject().put("pp0/tp1", 2)).put("sim", new JsonObject().put("gpuKey", "k").put("latency", true)));
+        assertThat(o.getHandlePool()).isEqualTo(new HandlePoolOptions(0, 3));
+        assertThat(o.getGpus()).isEqualTo(Map.of("pp0/tp1", 2));
+        assertThat(o.getSim()).isEqualTo(SimOptions.defaults().withGpuKey("k").withLatency(true));
+        assertThat(new KvCacheOptions(o.toJson()).toJson()).isEqualTo(o.toJson());
+        assertThat(new KvCacheOptions(new JsonObject().put("handlePool", new JsonObject())).getHandlePool())
+                .as("an empty handlePool is the workers' defaults").isNull();
+        assertThatThrownBy(() -> new KvCacheOptions(new JsonObject().put("sim", new JsonObject().put("capacity", 1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown sim option \"capacity\"");
+        assertThatThrownBy(() -> new KvCacheOptions(new JsonObject().put("gpus", new JsonObject().put("pp0/tp0", "1"))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: the GPU of pp0/tp0 must be an index >= 0");
+        KvCacheOptions set = valid().setGpus(Map.of("pp0/tp1", 2));
+        assertThatThrownBy(() -> set.setGpus(Map.of("pp0/tp1", -1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> set.setSim(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(set.getGpus()).as("a refused value changes nothing").isEqualTo(Map.of("pp0/tp1", 2));
+        assertThatThrownBy(() -> valid().setHandlePool(new HandlePoolOptions(0, 65)).validate())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("handlePool.boundPages (65) must not exceed pages (64)");
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "{\"tp\": 2}|instance is required",
