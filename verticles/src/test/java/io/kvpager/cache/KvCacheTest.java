@@ -112,6 +112,10 @@ class KvCacheTest {
 
         Allocation tooMuch = await(cache.alloc(3 * BLOCKS_PER_PAGE));
         assertThat(tooMuch.missReason()).isEqualTo(MissReason.LIMIT);
+        JsonObject beforeFreeingTheMiss = await(cache.stats()).pool().toJson();
+        await(cache.free(tooMuch));
+        assertThat(await(cache.stats()).pool().toJson()).as("a miss holds no blocks: freeing it changes nothing")
+                .isEqualTo(beforeFreeingTheMiss);
         Allocation a = await(cache.alloc(BLOCKS_PER_PAGE));
         Allocation b = await(cache.alloc(BLOCKS_PER_PAGE));
         assertThat(await(cache.alloc(1)).missReason()).isEqualTo(MissReason.LIMIT);
