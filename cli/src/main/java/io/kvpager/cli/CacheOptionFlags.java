@@ -1,7 +1,7 @@
 package io.kvpager.cli;
 
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.options.OptionField;
+import io.kvpager.impl.options.OptionSources;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -25,7 +25,6 @@ final class CacheOptionFlags {
 
     /** Records a flag the user typed, for option field {@code field}; {@code value} {@code null} when not typed. */
     CacheOptionFlags flag(String flag, String field, Object value) {
-        OptionField.of(field);
         flagOfField.put(field, flag);
         if (value != null) {
             typed.put(field, value);
@@ -35,7 +34,6 @@ final class CacheOptionFlags {
 
     /** Sets a field the command decides itself (not a flag of the user's). */
     CacheOptionFlags fixed(String field, Object value) {
-        OptionField.of(field);
         typed.put(field, value);
         return this;
     }
@@ -70,9 +68,8 @@ final class CacheOptionFlags {
                 if (typed.containsKey(field)) {
                     return entry.getValue() + rest;
                 }
-                OptionField option = OptionField.of(field);
-                return entry.getValue() + rest + " (or " + field + " in the --config file, $" + option.envName() + ", -D"
-                        + option.propertyName() + ")";
+                return entry.getValue() + rest + " (or " + field + " in the --config file, $" + OptionSources.envName(field) + ", -D"
+                        + OptionSources.propertyName(field) + ")";
             }
         }
         return message;

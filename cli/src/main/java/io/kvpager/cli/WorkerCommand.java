@@ -5,9 +5,9 @@ import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.impl.options.OptionRules;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
-import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -96,7 +96,7 @@ final class WorkerCommand implements Callable<Integer> {
                 options.setGpuMemoryPercent(OptionRules.percent("--gpu-memory-percent", gpuMemoryPercent));
             }
             if (simCapacity != null) {
-                options.setSim(new JsonObject().put("capacityBytes", simCapacity));
+                options.setSim(SimOptions.defaults().withCapacityBytes(simCapacity));
             }
             options.validate();
             nodeOptions = cluster.nodeOptions(System.getenv());

@@ -11,7 +11,7 @@ import io.kvpager.cli.status.ClusterClient;
 import io.kvpager.cli.status.ClusterStatus;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
-import io.vertx.core.json.JsonObject;
+import io.kvpager.sim.SimOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -74,7 +74,7 @@ class AdminTlsTest {
         node = ClusterNode.start(options, MetricsEndpoint.metricsOptions()).await(60, TimeUnit.SECONDS);
         cache = node.deployCache(new KvCacheOptions().setInstance(INSTANCE).setTp(1).setLayers(2).setBlockBytes(64 << 10)
                 .setPages(16).setLocalWorkers(true).setDevice("sim")
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", INSTANCE + "-" + UUID.randomUUID()))).await(60, TimeUnit.SECONDS);
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30).withGpuKey(INSTANCE + "-" + UUID.randomUUID()))).await(60, TimeUnit.SECONDS);
         endpoint = MetricsEndpoint.listen(node.vertx(), "127.0.0.1", 0, 1, List.of(cache), new ClusterAdmin(node.vertx(), clusterName, 5000),
                 EndpointTls.serverOptions(options));
     }

@@ -2,8 +2,9 @@ package io.kvpager.cli;
 
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** A small cache for tests: tp 2 local workers on a simulated GPU of its own. */
@@ -21,8 +22,8 @@ final class SmallCache {
                 .setPages(16)
                 .setLocalWorkers(true)
                 .setDevice("sim")
-                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", instance + "-" + System.nanoTime()));
+                .setGpus(Map.of("pp0/tp0", 0, "pp0/tp1", 0))
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30).withGpuKey(instance + "-" + System.nanoTime()));
     }
 
     static KvCache deploy(Vertx vertx, String instance) throws Exception {

@@ -1,14 +1,16 @@
 package io.kvpager.cluster;
 
-import io.kvpager.impl.options.OptionReader;
 import io.kvpager.impl.options.OptionRules;
+import io.kvpager.impl.options.OptionTable;
 import io.vertx.codegen.annotations.DataObject;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.net.InetAddress;
-import java.util.ArrayList;
 import java.util.List;
+
+import static io.kvpager.impl.options.OptionType.INT;
+import static io.kvpager.impl.options.OptionType.STRING;
+import static io.kvpager.impl.options.OptionType.STRING_LIST;
 
 /**
  * How a clustered kvpager node joins its cluster: the cluster's name, the address it binds (its
@@ -33,8 +35,19 @@ public class ClusterNodeOptions {
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_MEMBER_PORT = 5701;
 
-    private static final List<String> KEYS = List.of("clusterName", "host", "port", "memberPort", "members", "config",
-            "keyStore", "keyStorePassword", "trustStore", "trustStorePassword", "clusterSecret");
+    /** Every option: its JSON key and type, its getter and setter (which holds its rule); the JSON constructor and {@link #toJson()} read it. */
+    private static final OptionTable<ClusterNodeOptions> OPTIONS = OptionTable.<ClusterNodeOptions>of("cluster option", OptionTable.MISTYPED)
+            .add("clusterName", STRING, ClusterNodeOptions::getClusterName, ClusterNodeOptions::setClusterName)
+            .add("host", STRING, ClusterNodeOptions::getHost, ClusterNodeOptions::setHost)
+            .add("port", INT, ClusterNodeOptions::getPort, ClusterNodeOptions::setPort)
+            .add("memberPort", INT, ClusterNodeOptions::getMemberPort, ClusterNodeOptions::setMemberPort)
+            .add("members", STRING_LIST, ClusterNodeOptions::getMembers, ClusterNodeOptions::setMembers)
+            .add("config", STRING, ClusterNodeOptions::getConfig, ClusterNodeOptions::setConfig)
+            .add("keyStore", STRING, ClusterNodeOptions::getKeyStore, ClusterNodeOptions::setKeyStore)
+            .add("keyStorePassword", STRING, ClusterNodeOptions::getKeyStorePassword, ClusterNodeOptions::setKeyStorePassword)
+            .add("trustStore", STRING, ClusterNodeOptions::getTrustStore, ClusterNodeOptions::setTrustStore)
+            .add("trustStorePassword", STRING, ClusterNodeOptions::getTrustStorePassword, ClusterNodeOptions::setTrustStorePassword)
+            .add("clusterSecret", STRING, ClusterNodeOptions::getClusterSecret, ClusterNodeOptions::setClusterSecret);
 
     private String clusterName = DEFAULT_CLUSTER_NAME;
     private String host = DEFAULT_HOST;
@@ -61,36 +74,11 @@ public class ClusterNodeOptions {
      * @throws IllegalArgumentException for an unknown key or a bad value, naming it
      */
     public ClusterNodeOptions(JsonObject json) {
-        OptionReader.knownKeys(json, KEYS, "cluster option");
-        for (String key : json.fieldNames()) {
-            Object value = json.getValue(key);
-            switch (key) {
-                case "clusterName" -> setClusterName(OptionReader.string(key, value));
-                case "host" -> setHost(OptionReader.string(key, value));
-                case "port" -> setPort(OptionReader.integer(key, value));
-                case "memberPort" -> setMemberPort(OptionReader.integer(key, value));
-                case "members" -> setMembers(OptionReader.strings(key, value));
-                case "config" -> setConfig(OptionReader.string(key, value));
-                case "keyStore" -> setKeyStore(OptionReader.string(key, value));
-                case "keyStorePassword" -> setKeyStorePassword(OptionReader.string(key, value));
-                case "trustStore" -> setTrustStore(OptionReader.string(key, value));
-                case "trustStorePassword" -> setTrustStorePassword(OptionReader.string(key, value));
-                case "clusterSecret" -> setClusterSecret(OptionReader.string(key, value));
-                default -> throw new IllegalStateException(key);
-            }
-        }
+        OPTIONS.read(this, json);
     }
 
     public JsonObject toJson() {
-        JsonObject json = new JsonObject().put("clusterName", clusterName).put("host", host).put("port", port)
-                .put("memberPort", memberPort).put("members", new JsonArray(new ArrayList<>(members)));
-        putIfSet(json, "config", config);
-        putIfSet(json, "keyStore", keyStore);
-        putIfSet(json, "keyStorePassword", keyStorePassword);
-        putIfSet(json, "trustStore", trustStore);
-        putIfSet(json, "trustStorePassword", trustStorePassword);
-        putIfSet(json, "clusterSecret", clusterSecret);
-        return json;
+        return OPTIONS.toJson(this);
     }
 
     /**
@@ -304,11 +292,5 @@ public class ClusterNodeOptions {
             throw new IllegalArgumentException(field + " must be an IP address such as 127.0.0.1, got '" + value + "'");
         }
         return value;
-    }
-
-    private static void putIfSet(JsonObject json, String key, String value) {
-        if (value != null) {
-            json.put(key, value);
-        }
     }
 }

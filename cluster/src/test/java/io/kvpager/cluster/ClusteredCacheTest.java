@@ -11,6 +11,8 @@ import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.sim.FaultPlan;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -88,7 +90,7 @@ class ClusteredCacheTest {
             held.add(allocated(cache, BLOCKS_PER_PAGE));
         }
         Allocation extra = allocated(cache, BLOCKS_PER_PAGE);
-        await(cache.free(extra.blocks()));
+        await(cache.free(extra));
         await().atMost(Duration.ofSeconds(30)).until(() -> mappedOn(0) == HELD && mappedOn(1) == HELD);
         assertThat(await(cache.stats()).pool().mappedPages()).isEqualTo(HELD);
 
@@ -126,7 +128,7 @@ class ClusteredCacheTest {
         RemoteRanks.invariantsHold(cache);
 
         // every allocation misses while the rank is down, even one without a map
-        await(cache.free(held.removeLast().blocks()));
+        await(cache.free(held.removeLast()));
         Allocation whileDown = await(cache.alloc(1));
         assertThat(whileDown.missReason()).isEqualTo(MissReason.RANK_DOWN);
         assertThat(whileDown.detail()).contains("pp0/tp1");
@@ -142,7 +144,7 @@ class ClusteredCacheTest {
         RemoteRanks.invariantsHold(cache);
 
         for (Allocation a : held) {
-            await(cache.free(a.blocks()));
+            await(cache.free(a));
         }
         await(cache.trim());
         await().atMost(Duration.ofSeconds(30)).until(() -> mappedOn(0) == 0 && mappedOn(1) == 0);
@@ -163,7 +165,7 @@ class ClusteredCacheTest {
     }
 
     private static JsonObject worker(int tp, JsonArray faults) {
-        JsonObject sim = new JsonObject().put("gpuKey", INSTANCE).put("capacityBytes", 1L << 30).put("faults", faults);
+        SimOptions sim = SimOptions.defaults().withGpuKey(INSTANCE).withCapacityBytes(1L << 30).withFaults(FaultPlan.parse(faults).faults());
         return new RankWorkerOptions().setInstance(INSTANCE).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(SEND_TIMEOUT_MS).toJson();
     }
 

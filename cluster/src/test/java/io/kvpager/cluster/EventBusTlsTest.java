@@ -4,6 +4,7 @@ import io.kvpager.Allocation;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -82,7 +83,7 @@ class EventBusTlsTest {
         assertThat(coordinator.clusterName()).startsWith(name + "-").isEqualTo(worker.clusterName());
         assertThat(coordinator.members()).isEqualTo(2);
 
-        await(worker.deployWorker(new RankWorkerOptions().setInstance("tls").setPp(0).setTp(0).setSim(new JsonObject().put("gpuKey", "tls"))));
+        await(worker.deployWorker(new RankWorkerOptions().setInstance("tls").setPp(0).setTp(0).setSim(SimOptions.defaults().withGpuKey("tls"))));
         KvCache cache = await(KvCache.deploy(coordinator.vertx(), new KvCacheOptions().setInstance("tls").setTp(1).setLayers(2)
                 .setBlockBytes(64 << 10).setPages(8).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
                 .setSendTimeoutMs(30_000).setLocalWorkers(false)));
@@ -116,7 +117,7 @@ class EventBusTlsTest {
         assertThat(undelivered.failureType()).isEqualTo(ReplyFailure.TIMEOUT);
         assertThat(mappedPages(coordinator)).as("the rogue's map of page 5 never reached the rank").isEqualTo(1);
 
-        await(cache.free(allocation.blocks()));
+        await(cache.free(allocation));
         await(cache.close());
     }
 

@@ -88,8 +88,8 @@ class HungRankTest {
 
         Allocation next = await(cache.alloc(BLOCKS_PER_PAGE));
         assertThat(next.isMiss()).as(next.detail()).isFalse();
-        await(cache.free(next.blocks()));
-        await(cache.free(warm.blocks()));
+        await(cache.free(next));
+        await(cache.free(warm));
         await(cache.trim());
         await().atMost(Duration.ofSeconds(10)).until(() -> mappedOn(0) == 0 && mappedOn(1) == 0);
         // the idle handles the last unmaps left go back a period after the unmaps stopped

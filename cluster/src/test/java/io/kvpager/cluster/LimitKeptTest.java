@@ -5,8 +5,8 @@ import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorkerOptions;
-import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -40,7 +40,7 @@ class LimitKeptTest {
     void aRestartedCoordinatorAppliesTheLastLimit() {
         here = TestClusters.startHere(TestClusters.freshName("kvpager-limit"));
         String name = "kept";
-        JsonObject sim = new JsonObject().put("gpuKey", name).put("capacityBytes", 1L << 30);
+        SimOptions sim = SimOptions.defaults().withGpuKey(name).withCapacityBytes(1L << 30);
         await(here.deployWorker(new RankWorkerOptions().setInstance(name).setPp(0).setTp(0).setGpu(0).setSim(sim)));
         KvCache first = await(here.deployCache(options(name)));
         assertThat(await(first.stats()).pool().limitPages()).isEqualTo(16);

@@ -10,6 +10,7 @@ import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.impl.broker.GpuShares;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -179,7 +180,7 @@ class SharedGpuBrokerTest {
     }
 
     private static JsonObject worker(String instance) {
-        JsonObject sim = new JsonObject().put("gpuKey", "shared").put("capacityBytes", GPU_BYTES);
+        SimOptions sim = SimOptions.defaults().withGpuKey("shared").withCapacityBytes(GPU_BYTES);
         return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(0).setGpu(0).setSim(sim).toJson();
     }
 
@@ -215,9 +216,9 @@ class SharedGpuBrokerTest {
 
         @Override
         public void free(JsonArray blocks) {
-            int[] ids = new int[blocks.size()];
-            for (int i = 0; i < ids.length; i++) {
-                ids[i] = blocks.getInteger(i);
+            List<Integer> ids = new ArrayList<>(blocks.size());
+            for (int i = 0; i < blocks.size(); i++) {
+                ids.add(blocks.getInteger(i));
             }
             await(cache.free(ids));
         }

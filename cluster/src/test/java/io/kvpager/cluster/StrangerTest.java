@@ -8,12 +8,13 @@ import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import io.kvpager.Allocation;
-import io.kvpager.cache.KvCache;
-import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.broker.GpuBroker;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -116,22 +117,22 @@ class StrangerTest {
         inside.<String, String>getMap(ClusterDirectory.INSTANCES).put("forged", member.nodeId());
 
         await(member.deployWorker(new RankWorkerOptions().setInstance("stranger").setPp(0).setTp(0)
-                .setSim(new JsonObject().put("gpuKey", "stranger").put("capacityBytes", 1L << 30))));
+                .setSim(SimOptions.defaults().withGpuKey("stranger").withCapacityBytes(1L << 30))));
         KvCache cache = await(member.deployCache(new KvCacheOptions().setInstance("stranger").setTp(1).setLayers(2)
                 .setBlockBytes(64 << 10).setPages(PAGES).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
                 .setLocalWorkers(false)));
-        List<int[]> held = new ArrayList<>();
+        List<Allocation> held = new ArrayList<>();
         for (int i = 0; i < PAGES / 2; i++) {
             Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
             assertThat(allocation.isMiss()).as("alloc %d: %s", i, allocation.detail()).isFalse();
-            held.add(allocation.blocks());
+            held.add(allocation);
         }
         // forged again while the cache runs: what the stranger wrote over the record is not acted on either
         shares.put(gpu, forgedShares());
         for (int i = PAGES / 2; i < PAGES; i++) {
             Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
             assertThat(allocation.isMiss()).as("alloc %d after the forged record: %s", i, allocation.detail()).isFalse();
-            held.add(allocation.blocks());
+            held.add(allocation);
         }
 
         CacheStats stats = await(cache.stats());
@@ -142,7 +143,7 @@ class StrangerTest {
         assertThat(budget.capacityBytes()).as("the worker's capacity, not the forged 1 byte").isEqualTo(1L << 30);
         assertThat(budget.takenBytes()).as("the cache's own share, without the forged 2^50").isEqualTo(budget.leasedBytes()).isLessThan(1L << 30);
         assertThat(await(member.directory().coordinated())).containsExactly("stranger");
-        for (int[] blocks : held) {
+        for (Allocation blocks : held) {
             await(cache.free(blocks));
         }
         await(cache.close());

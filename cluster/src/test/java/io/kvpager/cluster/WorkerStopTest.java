@@ -126,7 +126,7 @@ class WorkerStopTest {
         assertThat(after.rank("pp0/tp0").mappedPages()).isEqualTo(after.pool().mappedPages()).isEqualTo(mappedOn(0));
         RemoteRanks.invariantsHold(cache);
         for (Allocation a : held) {
-            await(cache.free(a.blocks()));
+            await(cache.free(a));
         }
         await(cache.close());
         assertThat(mappedOn(0)).isZero();

@@ -65,8 +65,13 @@ public final class MeteredKvCache implements KvCache {
     }
 
     @Override
-    public Future<Void> free(int[] blockIds) {
+    public Future<Void> free(List<Integer> blockIds) {
         return cache.free(blockIds);
+    }
+
+    @Override
+    public Future<Void> free(Allocation allocation) {
+        return cache.free(allocation);
     }
 
     @Override

@@ -7,12 +7,14 @@ import io.kvpager.Allocation;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.sim.SimOptions;
 import java.time.Duration;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,8 +34,8 @@ class KvCacheMetersTest {
         vertx = Vertx.vertx();
         KvCacheOptions options = new KvCacheOptions().setInstance("meters-test").setTp(2).setLayers(2).setBlockBytes(64 << 10)
                 .setPages(16).setLocalWorkers(true).setDevice("sim")
-                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", "meters-test-" + System.nanoTime()));
+                .setGpus(Map.of("pp0/tp0", 0, "pp0/tp1", 0))
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30).withGpuKey("meters-test-" + System.nanoTime()));
         cache = KvCache.deploy(vertx, options).await(30, TimeUnit.SECONDS);
     }
 

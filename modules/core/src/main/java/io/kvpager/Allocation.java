@@ -1,5 +1,7 @@
 package io.kvpager;
 
+import io.vertx.codegen.annotations.GenIgnore;
+
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -7,6 +9,7 @@ import java.util.Objects;
  * The answer to {@code alloc(n)}: either {@code n} block ids, or a miss with its reason. A miss is
  * a normal outcome (the engine preempts and retries), not a failure.
  */
+@GenIgnore(GenIgnore.PERMITTED_TYPE)
 public final class Allocation {
 
     private static final int[] NONE = new int[0];

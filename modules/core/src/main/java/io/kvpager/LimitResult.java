@@ -1,5 +1,7 @@
 package io.kvpager;
 
+import io.vertx.codegen.annotations.GenIgnore;
+
 /**
  * The outcome of a revisioned memory-limit change.
  *
@@ -9,6 +11,7 @@ package io.kvpager;
  * @param effectivePages the limit rounded down to whole page ids
  * @param inUsePages page ids holding blocks when the change was applied
  */
+@GenIgnore(GenIgnore.PERMITTED_TYPE)
 public record LimitResult(Outcome outcome, long revision, long limitBytes, int effectivePages, int inUsePages) {
 
     public enum Outcome {

@@ -4,6 +4,7 @@ import io.kvpager.sim.FaultPlan;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -28,13 +29,13 @@ public final class SimRanks {
 
     private final Vertx vertx;
     private final String instance;
-    private final JsonObject sim;
+    private final SimOptions sim;
     private final String[] deployments;
 
     private SimRanks(Vertx vertx, String instance, JsonObject sim, int tp) {
         this.vertx = vertx;
         this.instance = instance;
-        this.sim = sim.copy().put("gpuKey", instance);
+        this.sim = SimOptions.parse(sim.getMap()).withGpuKey(instance);
         this.deployments = new String[tp];
     }
 
@@ -43,6 +44,7 @@ public final class SimRanks {
      *
      * @param sim the sim device options ({@code capacityBytes}, {@code granularity}, ...); the
      *     {@code gpuKey} is set to {@code instance}
+     * @throws IllegalArgumentException for sim options {@link SimOptions#parse} refuses
      */
     public static Future<SimRanks> deploy(Vertx vertx, String instance, int tp, JsonObject sim) {
         SimRanks ranks = new SimRanks(vertx, instance, sim, tp);

@@ -1,5 +1,6 @@
 package io.kvpager.cache;
 
+import io.vertx.codegen.annotations.GenIgnore;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -24,6 +25,7 @@ import java.util.Objects;
  * @param gpus the GPUs the pool's ranks run on, as their memory brokers count them; empty when no
  *     worker named its GPU
  */
+@GenIgnore(GenIgnore.PERMITTED_TYPE)
 public record CacheStats(String instance, int group, List<Integer> stages, int tp, CacheState state, String reason,
                          String startFailure, String refillFailure, PoolStats pool, List<RankStats> ranks, List<GpuStats> gpus) {
 

@@ -3,6 +3,9 @@ package io.kvpager.cache;
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.impl.coordinator.LocalKvCache;
+import io.vertx.codegen.annotations.Fluent;
+import io.vertx.codegen.annotations.Nullable;
+import io.vertx.codegen.annotations.VertxGen;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -20,16 +23,21 @@ import java.util.List;
  * coordinator's event loop.
  *
  * <p>A miss is not a failure: when a device is out of memory, a limit is reached or a map fails,
- * {@code alloc} succeeds with {@link Allocation#isMiss() a miss} and its reason, and the engine
+ * {@code alloc} succeeds with a miss ({@code Allocation.isMiss()}) and its reason, and the engine
  * preempts and retries. Bad arguments fail with {@link IllegalArgumentException}; a failure of
  * the ranks fails with a {@link KvPagerException} naming each rank.
+ *
+ * <p>The RxJava 3 API, {@code io.kvpager.rxjava3.cache.KvCache}, is generated from this interface by
+ * Vert.x codegen: every type here is one codegen knows (Vert.x types, data objects, lists, boxed
+ * numbers).
  */
+@VertxGen
 public interface KvCache {
 
     /**
      * Deploys a cache: the coordinator verticle, and the ranks' workers when
-     * {@link KvCacheOptions#isLocalWorkers()} asks for them; creates the pool's tensors on every
-     * rank and waits for them (unless {@link KvCacheOptions#isLazyStart()}). Fails with an
+     * {@code KvCacheOptions.isLocalWorkers()} asks for them; creates the pool's tensors on every
+     * rank and waits for them (unless {@code KvCacheOptions.isLazyStart()}). Fails with an
      * {@link IllegalArgumentException} for invalid options, or with the start's failure; nothing it
      * deployed is left behind then.
      */
@@ -59,8 +67,16 @@ public interface KvCache {
      * rank before the future completes, in one fan-out; while fences are open it is unmapped once
      * every one of them has {@link #retired} (until then it may be reused). A failed unmap does not
      * fail the free: the page stays mapped and idle and the background release retries it.
+     * A block id that is not allocated, or given twice, fails it with an
+     * {@link IllegalArgumentException} and frees nothing.
      */
-    Future<Void> free(int[] blockIds);
+    Future<Void> free(List<Integer> blockIds);
+
+    /**
+     * Gives back every block of {@code allocation}, as {@link #free(List)} does (a miss holds none:
+     * freeing it changes nothing).
+     */
+    Future<Void> free(Allocation allocation);
 
     /** Opens a batch fence: pages freed from now on stay mapped until it has retired. */
     long fence();
@@ -75,7 +91,7 @@ public interface KvCache {
     Future<Integer> availableBlocks();
 
     /**
-     * Changes the pool's memory limit per rank, under a revision number (see {@link LimitResult.Outcome}).
+     * Changes the pool's memory limit per rank, under a revision number (see {@code LimitResult.Outcome}).
      * A revision is 0 to 2^62; another fails with an {@link IllegalArgumentException} and changes nothing.
      */
     Future<LimitResult> setMemoryLimit(long bytes, long revision);
@@ -103,12 +119,13 @@ public interface KvCache {
      * its engine to give back memory that a cache below its guaranteed share of the GPU needs. The
      * handler runs on the context it was set from (or, set from a thread without one, on the cache's
      * callback context), one reclaim at a time; the engine answers by freeing blocks with
-     * {@link #free}. Every reclaim is also published on the event bus at {@link Reclaim#address},
+     * {@link #free}. Every reclaim is also published on the event bus at {@code Reclaim.address(instance)},
      * with or without a handler.
      *
      * @return this
      */
-    KvCache reclaimHandler(Handler<Reclaim> handler);
+    @Fluent
+    KvCache reclaimHandler(@Nullable Handler<Reclaim> handler);
 
     /** Unmaps the idle reserve (and reclaimed pages whose fences have retired). */
     Future<Void> trim();

@@ -3,21 +3,34 @@ package io.kvpager.cache;
 import io.kvpager.Geometry;
 import io.kvpager.KvFormat;
 import io.kvpager.Layout;
-import io.kvpager.impl.options.OptionField;
+import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.impl.options.OptionReader;
 import io.kvpager.impl.options.OptionRules;
 import io.kvpager.impl.options.OptionSources;
+import io.kvpager.impl.options.OptionTable;
+import io.kvpager.impl.options.OptionType;
+import io.kvpager.sim.SimOptions;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+
+import static io.kvpager.impl.options.OptionType.BOOL;
+import static io.kvpager.impl.options.OptionType.INT;
+import static io.kvpager.impl.options.OptionType.INT_LIST;
+import static io.kvpager.impl.options.OptionType.LONG;
+import static io.kvpager.impl.options.OptionType.OBJECT;
+import static io.kvpager.impl.options.OptionType.SIM;
+import static io.kvpager.impl.options.OptionType.STRING;
 
 /**
  * Everything a {@link KvCache} needs: which pool it serves ({@code instance}, {@code tp},
@@ -53,6 +66,51 @@ public class KvCacheOptions {
 
     private static final Pattern RANK_NAME = Pattern.compile("pp(\\d+)/tp(\\d+)");
     private static final List<String> HANDLE_POOL_KEYS = List.of("prefillPages", "boundPages");
+    private static final OptionType<HandlePoolOptions> HANDLE_POOL = OBJECT.as(KvCacheOptions::handlePoolOf,
+            pool -> new JsonObject().put("prefillPages", pool.prefillPages()).put("boundPages", pool.boundPages()));
+    private static final OptionType<Map<String, Integer>> GPUS = OBJECT.as(KvCacheOptions::gpusOf,
+            gpus -> new JsonObject(new LinkedHashMap<>(gpus)));
+
+    /**
+     * Every option: its JSON key and type, its getter and setter (which holds its rule), whether
+     * JSON {@code null} unsets it; the JSON constructor, {@link #toJson()} and the environment's
+     * and system properties' names ({@link #load}) all read this table.
+     */
+    private static final OptionTable<KvCacheOptions> OPTIONS = OptionTable.<KvCacheOptions>of("option", OptionTable.MUST_NOT_BE_NULL)
+            .add("instance", STRING, KvCacheOptions::getInstance, KvCacheOptions::setInstance)
+            .add("tp", INT, KvCacheOptions::getTp, KvCacheOptions::setTp)
+            .add("pp", INT, KvCacheOptions::getPp, KvCacheOptions::setPp)
+            .unsettable("stages", INT_LIST, o -> o.stages, KvCacheOptions::setStages)
+            .add("group", INT, KvCacheOptions::getGroup, KvCacheOptions::setGroup)
+            .add("layers", INT, KvCacheOptions::getLayers, KvCacheOptions::setLayers)
+            .add("kvBuffers", INT, KvCacheOptions::getKvBuffers, KvCacheOptions::setKvBuffers)
+            .add("blockBytes", LONG, KvCacheOptions::getBlockBytes, KvCacheOptions::setBlockBytes)
+            .add("pageBytes", LONG, KvCacheOptions::getPageBytes, KvCacheOptions::setPageBytes)
+            .add("pages", INT, KvCacheOptions::getPages, KvCacheOptions::setPages)
+            .add("layout", STRING.as((field, name) -> layoutOf(name), Layout::name), KvCacheOptions::getLayout, KvCacheOptions::setLayout)
+            .add("kvDtype", STRING.as((field, name) -> KvFormat.parse(name), KvFormat::optionName), KvCacheOptions::getKvDtype,
+                    KvCacheOptions::setKvDtype)
+            .add("zeroPage", BOOL, KvCacheOptions::isZeroPage, KvCacheOptions::setZeroPage)
+            .add("sendTimeoutMs", LONG, KvCacheOptions::getSendTimeoutMs, KvCacheOptions::setSendTimeoutMs)
+            .add("tensorsDeadlineMs", LONG, KvCacheOptions::getTensorsDeadlineMs, KvCacheOptions::setTensorsDeadlineMs)
+            .add("tensorsPollMs", LONG, KvCacheOptions::getTensorsPollMs, KvCacheOptions::setTensorsPollMs)
+            .add("reserveLow", INT, KvCacheOptions::getReserveLow, KvCacheOptions::setReserveLow)
+            .add("reserveHigh", INT, KvCacheOptions::getReserveHigh, KvCacheOptions::setReserveHigh)
+            .add("adaptiveReserve", BOOL, KvCacheOptions::isAdaptiveReserve, KvCacheOptions::setAdaptiveReserve)
+            .add("refillIntervalMs", LONG, KvCacheOptions::getRefillIntervalMs, KvCacheOptions::setRefillIntervalMs)
+            .add("idleHandlePages", INT, KvCacheOptions::getIdleHandlePages, KvCacheOptions::setIdleHandlePages)
+            .add("idleHandleMs", LONG, KvCacheOptions::getIdleHandleMs, KvCacheOptions::setIdleHandleMs)
+            .unsettable("memoryLimitBytes", LONG, KvCacheOptions::getMemoryLimitBytes, KvCacheOptions::setMemoryLimitBytes)
+            .add("lazyStart", BOOL, KvCacheOptions::isLazyStart, KvCacheOptions::setLazyStart)
+            .add("localWorkers", BOOL, KvCacheOptions::isLocalWorkers, KvCacheOptions::setLocalWorkers)
+            .add("device", STRING, KvCacheOptions::getDevice, KvCacheOptions::setDevice)
+            .add("gpus", GPUS, KvCacheOptions::getGpus, KvCacheOptions::setGpus)
+            .add("sim", SIM, KvCacheOptions::getSim, KvCacheOptions::setSim)
+            .unsettable("gpuMemoryPercent", INT, KvCacheOptions::getGpuMemoryPercent, KvCacheOptions::setGpuMemoryPercent)
+            .unsettable("handlePool", HANDLE_POOL, KvCacheOptions::getHandlePool, KvCacheOptions::setHandlePool)
+            .unsettable("guaranteeBytes", LONG, KvCacheOptions::getGuaranteeBytes, KvCacheOptions::setGuaranteeBytes)
+            .unsettable("guaranteePercent", INT, KvCacheOptions::getGuaranteePercent, KvCacheOptions::setGuaranteePercent)
+            .add("reclaimDeadlineMs", LONG, KvCacheOptions::getReclaimDeadlineMs, KvCacheOptions::setReclaimDeadlineMs);
 
     private String instance;
     private int tp = 1;
@@ -80,10 +138,10 @@ public class KvCacheOptions {
     private boolean lazyStart;
     private boolean localWorkers;
     private String device = DEFAULT_DEVICE;
-    private JsonObject gpus = new JsonObject();
-    private JsonObject sim = new JsonObject();
+    private Map<String, Integer> gpus = Map.of();
+    private SimOptions sim = SimOptions.defaults();
     private Integer gpuMemoryPercent;
-    private JsonObject handlePool;
+    private HandlePoolOptions handlePool;
     private Long guaranteeBytes;
     private Integer guaranteePercent;
     private long reclaimDeadlineMs = DEFAULT_RECLAIM_DEADLINE_MS;
@@ -102,57 +160,7 @@ public class KvCacheOptions {
      * {@code guaranteeBytes}, {@code guaranteePercent}).
      */
     public KvCacheOptions(JsonObject json) {
-        for (String key : json.fieldNames()) {
-            OptionField field = OptionField.of(key);
-            Object value = json.getValue(key);
-            if (value == null) {
-                switch (field) {
-                    case STAGES -> stages = null;
-                    case MEMORY_LIMIT_BYTES -> memoryLimitBytes = null;
-                    case HANDLE_POOL -> handlePool = null;
-                    case GPU_MEMORY_PERCENT -> gpuMemoryPercent = null;
-                    case GUARANTEE_BYTES -> guaranteeBytes = null;
-                    case GUARANTEE_PERCENT -> guaranteePercent = null;
-                    default -> throw new IllegalArgumentException(key + " must not be null");
-                }
-                continue;
-            }
-            switch (field) {
-                case INSTANCE -> setInstance(field.string(value));
-                case TP -> setTp(field.integer(value));
-                case PP -> setPp(field.integer(value));
-                case STAGES -> setStages(field.intList(value));
-                case GROUP -> setGroup(field.integer(value));
-                case LAYERS -> setLayers(field.integer(value));
-                case KV_BUFFERS -> setKvBuffers(field.integer(value));
-                case BLOCK_BYTES -> setBlockBytes(field.longValue(value));
-                case PAGE_BYTES -> setPageBytes(field.longValue(value));
-                case PAGES -> setPages(field.integer(value));
-                case LAYOUT -> setLayout(layoutOf(field.string(value)));
-                case KV_DTYPE -> setKvDtype(KvFormat.parse(field.string(value)));
-                case ZERO_PAGE -> setZeroPage(field.bool(value));
-                case SEND_TIMEOUT_MS -> setSendTimeoutMs(field.longValue(value));
-                case TENSORS_DEADLINE_MS -> setTensorsDeadlineMs(field.longValue(value));
-                case TENSORS_POLL_MS -> setTensorsPollMs(field.longValue(value));
-                case RESERVE_LOW -> setReserveLow(field.integer(value));
-                case RESERVE_HIGH -> setReserveHigh(field.integer(value));
-                case ADAPTIVE_RESERVE -> setAdaptiveReserve(field.bool(value));
-                case REFILL_INTERVAL_MS -> setRefillIntervalMs(field.longValue(value));
-                case IDLE_HANDLE_PAGES -> setIdleHandlePages(field.integer(value));
-                case IDLE_HANDLE_MS -> setIdleHandleMs(field.longValue(value));
-                case MEMORY_LIMIT_BYTES -> setMemoryLimitBytes(field.longValue(value));
-                case LAZY_START -> setLazyStart(field.bool(value));
-                case LOCAL_WORKERS -> setLocalWorkers(field.bool(value));
-                case DEVICE -> setDevice(field.string(value));
-                case GPUS -> setGpus(field.object(value));
-                case SIM -> setSim(field.object(value));
-                case GPU_MEMORY_PERCENT -> setGpuMemoryPercent(field.integer(value));
-                case HANDLE_POOL -> setHandlePool(field.object(value));
-                case GUARANTEE_BYTES -> setGuaranteeBytes(field.longValue(value));
-                case GUARANTEE_PERCENT -> setGuaranteePercent(field.integer(value));
-                case RECLAIM_DEADLINE_MS -> setReclaimDeadlineMs(field.longValue(value));
-            }
-        }
+        OPTIONS.read(this, json);
     }
 
     /**
@@ -165,7 +173,7 @@ public class KvCacheOptions {
      * @param path a JSON file, or {@code null} to read only the environment and system properties
      */
     public static Future<KvCacheOptions> load(Vertx vertx, String path) {
-        return OptionSources.load(vertx, path, new JsonObject());
+        return load(vertx, path, new JsonObject());
     }
 
     /**
@@ -173,59 +181,11 @@ public class KvCacheOptions {
      * flags) on top of every layer, before the result is validated.
      */
     public static Future<KvCacheOptions> load(Vertx vertx, String path, JsonObject overrides) {
-        return OptionSources.load(vertx, path, overrides);
+        return OptionSources.load(vertx, path, overrides, OPTIONS, json -> new KvCacheOptions(json).validate());
     }
 
     public JsonObject toJson() {
-        JsonObject json = new JsonObject();
-        if (instance != null) {
-            json.put(OptionField.INSTANCE.key(), instance);
-        }
-        json.put(OptionField.TP.key(), tp)
-                .put(OptionField.PP.key(), pp);
-        if (stages != null) {
-            json.put(OptionField.STAGES.key(), new JsonArray(new ArrayList<>(stages)));
-        }
-        json.put(OptionField.GROUP.key(), group)
-                .put(OptionField.LAYERS.key(), layers)
-                .put(OptionField.KV_BUFFERS.key(), kvBuffers)
-                .put(OptionField.BLOCK_BYTES.key(), blockBytes)
-                .put(OptionField.PAGE_BYTES.key(), pageBytes)
-                .put(OptionField.PAGES.key(), pages)
-                .put(OptionField.LAYOUT.key(), layout.name())
-                .put(OptionField.KV_DTYPE.key(), kvDtype.optionName())
-                .put(OptionField.ZERO_PAGE.key(), zeroPage)
-                .put(OptionField.SEND_TIMEOUT_MS.key(), sendTimeoutMs)
-                .put(OptionField.TENSORS_DEADLINE_MS.key(), tensorsDeadlineMs)
-                .put(OptionField.TENSORS_POLL_MS.key(), tensorsPollMs)
-                .put(OptionField.RESERVE_LOW.key(), reserveLow)
-                .put(OptionField.RESERVE_HIGH.key(), reserveHigh)
-                .put(OptionField.ADAPTIVE_RESERVE.key(), adaptiveReserve)
-                .put(OptionField.REFILL_INTERVAL_MS.key(), refillIntervalMs)
-                .put(OptionField.IDLE_HANDLE_PAGES.key(), idleHandlePages)
-                .put(OptionField.IDLE_HANDLE_MS.key(), idleHandleMs);
-        if (memoryLimitBytes != null) {
-            json.put(OptionField.MEMORY_LIMIT_BYTES.key(), memoryLimitBytes);
-        }
-        json.put(OptionField.LAZY_START.key(), lazyStart)
-                .put(OptionField.LOCAL_WORKERS.key(), localWorkers)
-                .put(OptionField.DEVICE.key(), device)
-                .put(OptionField.GPUS.key(), gpus.copy())
-                .put(OptionField.SIM.key(), sim.copy());
-        if (gpuMemoryPercent != null) {
-            json.put(OptionField.GPU_MEMORY_PERCENT.key(), gpuMemoryPercent);
-        }
-        if (handlePool != null) {
-            json.put(OptionField.HANDLE_POOL.key(), handlePool.copy());
-        }
-        if (guaranteeBytes != null) {
-            json.put(OptionField.GUARANTEE_BYTES.key(), guaranteeBytes);
-        }
-        if (guaranteePercent != null) {
-            json.put(OptionField.GUARANTEE_PERCENT.key(), guaranteePercent);
-        }
-        json.put(OptionField.RECLAIM_DEADLINE_MS.key(), reclaimDeadlineMs);
-        return json;
+        return OPTIONS.toJson(this);
     }
 
     /**
@@ -261,15 +221,18 @@ public class KvCacheOptions {
         if (reserveHigh > geometry.pages()) {
             throw new IllegalArgumentException("reserveHigh (" + reserveHigh + ") must not exceed pages (" + geometry.pages() + ")");
         }
-        if (handlePool != null && handlePool.getInteger("boundPages", 0) > geometry.pages()) {
-            throw new IllegalArgumentException("handlePool.boundPages (" + handlePool.getInteger("boundPages")
-                    + ") must not exceed pages (" + geometry.pages() + ")");
+        if (handlePool != null) {
+            if (handlePool.boundPages() > geometry.pages()) {
+                throw new IllegalArgumentException("handlePool.boundPages (" + handlePool.boundPages()
+                        + ") must not exceed pages (" + geometry.pages() + ")");
+            }
+            handlePool.requireFits(geometry);
         }
         if (tensorsPollMs > tensorsDeadlineMs) {
             throw new IllegalArgumentException("tensorsPollMs (" + tensorsPollMs + ") must not exceed tensorsDeadlineMs ("
                     + tensorsDeadlineMs + ")");
         }
-        for (String rank : gpus.fieldNames()) {
+        for (String rank : gpus.keySet()) {
             var m = RANK_NAME.matcher(rank);
             m.matches();
             int rankPp = Integer.parseInt(m.group(1));
@@ -290,7 +253,7 @@ public class KvCacheOptions {
     /** The GPU index of rank {@code (pp, tp)}: the {@code gpus} entry, else {@code stage × tp + tpRank}. */
     public int gpuOf(int ppRank, int tpRank) {
         String rank = "pp" + ppRank + "/tp" + tpRank;
-        return gpus.containsKey(rank) ? gpus.getInteger(rank) : ppRank * tp + tpRank;
+        return gpus.getOrDefault(rank, ppRank * tp + tpRank);
     }
 
     public String getInstance() {
@@ -680,79 +643,98 @@ public class KvCacheOptions {
     }
 
     /** The explicit GPU of local workers by rank name ({@code {"pp0/tp1": 3}}). */
-    public JsonObject getGpus() {
-        return gpus.copy();
+    public Map<String, Integer> getGpus() {
+        return gpus;
     }
 
     /** GPUs of local workers by rank name, e.g. {@code {"pp0/tp1": 3}}; ranks not named use {@link #gpuOf}'s default. */
-    public KvCacheOptions setGpus(JsonObject gpus) {
+    public KvCacheOptions setGpus(Map<String, Integer> gpus) {
         if (gpus == null) {
             throw new IllegalArgumentException("gpus must be a JSON object of rank name to GPU index, got null");
         }
-        for (String rank : gpus.fieldNames()) {
-            if (!RANK_NAME.matcher(rank).matches()) {
-                throw new IllegalArgumentException("gpus: '" + rank + "' is not a rank name such as pp0/tp1");
+        for (Map.Entry<String, Integer> entry : gpus.entrySet()) {
+            if (entry.getKey() == null || !RANK_NAME.matcher(entry.getKey()).matches()) {
+                throw new IllegalArgumentException("gpus: '" + entry.getKey() + "' is not a rank name such as pp0/tp1");
             }
-            Object gpu = gpus.getValue(rank);
-            if (!(gpu instanceof Integer || gpu instanceof Long) || ((Number) gpu).longValue() < 0
-                    || ((Number) gpu).longValue() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("gpus: the GPU of " + rank + " must be an index >= 0, got " + gpu);
+            if (entry.getValue() == null || entry.getValue() < 0) {
+                throw new IllegalArgumentException("gpus: the GPU of " + entry.getKey() + " must be an index >= 0, got " + entry.getValue());
             }
         }
-        this.gpus = gpus.copy();
+        this.gpus = Collections.unmodifiableMap(new LinkedHashMap<>(gpus));
         return this;
     }
 
-    /** Sim device options for local workers (capacity, latency model, faults). */
-    public JsonObject getSim() {
-        return sim.copy();
+    /** Sim device options for local workers (capacity, latency model, faults, GPU namespace). */
+    public SimOptions getSim() {
+        return sim;
     }
 
-    /** Sim device options for local workers: capacityBytes, granularity, latency, faults. */
-    public KvCacheOptions setSim(JsonObject sim) {
+    /**
+     * Sim device options for local workers: in JSON {@code {"capacityBytes": n, "granularity": n,
+     * "latency": bool, "faults": [...], "gpuKey": "..."}}, each key optional ({@link SimOptions}).
+     */
+    public KvCacheOptions setSim(SimOptions sim) {
         if (sim == null) {
-            throw new IllegalArgumentException("sim must be a JSON object of sim device options, got null");
+            throw new IllegalArgumentException("sim must be the sim device's options, got null");
         }
-        this.sim = sim.copy();
+        this.sim = sim;
         return this;
     }
 
-    /** How ranks keep unmapped handles for reuse, or {@code null} for the workers' defaults (a copy). */
-    public JsonObject getHandlePool() {
-        return handlePool == null ? null : handlePool.copy();
+    /** How ranks keep unmapped handles for reuse, or {@code null} for the workers' defaults. */
+    public HandlePoolOptions getHandlePool() {
+        return handlePool;
     }
 
     /**
      * How many page ids' worth of unmapped handles each rank keeps idle for this pool
      * ({@code boundPages}) and creates idle with the tensors ({@code prefillPages}, at most the
-     * bound): {@code {"prefillPages": 0, "boundPages": 4}}; {@code null} for the workers' defaults
-     * (4 page ids for {@code PER_LAYER}, none for {@code PAGE_MAJOR}). Idle handles hold GPU memory
-     * and count as used.
+     * bound); in JSON {@code {"prefillPages": 0, "boundPages": 4}}. {@code null} for the workers'
+     * defaults (4 page ids for {@code PER_LAYER}, none for {@code PAGE_MAJOR}). Idle handles hold GPU
+     * memory and count as used.
      */
-    public KvCacheOptions setHandlePool(JsonObject handlePool) {
-        if (handlePool == null) {
-            this.handlePool = null;
-            return this;
-        }
-        OptionReader.knownKeys(handlePool, HANDLE_POOL_KEYS, "handlePool option");
-        JsonObject checked = new JsonObject();
-        for (String key : HANDLE_POOL_KEYS) {
-            if (handlePool.containsKey(key)) {
-                String field = "handlePool." + key;
-                checked.put(key, OptionRules.atLeast(field, OptionReader.integer(field, handlePool.getValue(key)), 0));
-            }
-        }
-        if (checked.containsKey("prefillPages") && !checked.containsKey("boundPages")) {
-            throw new IllegalArgumentException("handlePool.prefillPages needs handlePool.boundPages: prefilled handles are idle "
-                    + "ones, which the bound must hold");
-        }
-        int bound = checked.getInteger("boundPages", 0);
-        if (checked.getInteger("prefillPages", 0) > bound) {
-            throw new IllegalArgumentException("handlePool.prefillPages (" + checked.getInteger("prefillPages")
-                    + ") must not exceed handlePool.boundPages (" + bound + "): prefilled handles are idle ones");
-        }
-        this.handlePool = checked;
+    public KvCacheOptions setHandlePool(HandlePoolOptions handlePool) {
+        this.handlePool = handlePool;
         return this;
+    }
+
+    /** The {@code handlePool} object read strictly: only its two keys, integers >= 0, a prefill within the bound; {@code {}} is the defaults. */
+    private static HandlePoolOptions handlePoolOf(String field, JsonObject json) {
+        OptionReader.knownKeys(json, HANDLE_POOL_KEYS, field + " option");
+        Integer prefill = null;
+        Integer bound = null;
+        if (json.containsKey("prefillPages")) {
+            prefill = OptionRules.atLeast(field + ".prefillPages", OptionReader.integer(field + ".prefillPages", json.getValue("prefillPages")), 0);
+        }
+        if (json.containsKey("boundPages")) {
+            bound = OptionRules.atLeast(field + ".boundPages", OptionReader.integer(field + ".boundPages", json.getValue("boundPages")), 0);
+        }
+        if (bound == null) {
+            if (prefill != null) {
+                throw new IllegalArgumentException(field + ".prefillPages needs " + field + ".boundPages: prefilled handles are idle "
+                        + "ones, which the bound must hold");
+            }
+            return null;
+        }
+        if (prefill != null && prefill > bound) {
+            throw new IllegalArgumentException(field + ".prefillPages (" + prefill + ") must not exceed " + field + ".boundPages ("
+                    + bound + "): prefilled handles are idle ones");
+        }
+        return new HandlePoolOptions(prefill == null ? 0 : prefill, bound);
+    }
+
+    /** The {@code gpus} object: rank name to GPU index, each an integer (the setter checks names and range). */
+    private static Map<String, Integer> gpusOf(String field, JsonObject json) {
+        Map<String, Integer> gpus = new LinkedHashMap<>();
+        for (String rank : json.fieldNames()) {
+            Object gpu = json.getValue(rank);
+            if (!(gpu instanceof Integer || gpu instanceof Long) || ((Number) gpu).longValue() > Integer.MAX_VALUE
+                    || ((Number) gpu).longValue() < Integer.MIN_VALUE) {
+                throw new IllegalArgumentException(field + ": the GPU of " + rank + " must be an index >= 0, got " + gpu);
+            }
+            gpus.put(rank, ((Number) gpu).intValue());
+        }
+        return gpus;
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.kvpager.cache;
 
+import io.vertx.codegen.annotations.GenIgnore;
+
 import java.util.List;
 
 /**
@@ -11,6 +13,7 @@ import java.util.List;
  * @param tp its tensor-parallel rank
  * @param buffers its views, layer-major
  */
+@GenIgnore(GenIgnore.PERMITTED_TYPE)
 public record RankViews(String rank, int pp, int tp, List<BufferView> buffers) {
 
     public RankViews {

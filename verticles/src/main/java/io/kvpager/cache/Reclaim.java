@@ -1,5 +1,6 @@
 package io.kvpager.cache;
 
+import io.vertx.codegen.annotations.GenIgnore;
 import io.vertx.core.json.JsonObject;
 
 /**
@@ -11,14 +12,14 @@ import io.vertx.core.json.JsonObject;
  * guarantee: it gets no memory above it until it is under it. A cache at or below its guarantee is
  * never asked (docs/sharing.md).
  *
- * <p>Raised on the handler set with {@link KvCache#reclaimHandler}, on
- * {@link io.kvpager.rxjava3.KvCache#reclaims()} and on the event bus at {@link #address(String)}
- * as {@link #toJson()}.
+ * <p>Raised on the handler set with {@link KvCache#reclaimHandler} (on the RxJava API too) and on
+ * the event bus at {@link #address(String)} as {@link #toJson()}.
  *
  * @param blocks how many blocks the engine should free, at least 1
  * @param deadlineMs how long the engine has, in ms from when it was asked, at least 1
  * @param reason why, in words: the GPU, and the cache that needs the memory
  */
+@GenIgnore(GenIgnore.PERMITTED_TYPE)
 public record Reclaim(int blocks, long deadlineMs, String reason) {
 
     public Reclaim {

@@ -1,11 +1,16 @@
 package io.kvpager.worker;
 
-import io.kvpager.impl.options.OptionReader;
+import io.kvpager.impl.options.Option;
 import io.kvpager.impl.options.OptionRules;
+import io.kvpager.impl.options.OptionTable;
+import io.kvpager.sim.SimOptions;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonObject;
 
-import java.util.List;
+import static io.kvpager.impl.options.OptionType.INT;
+import static io.kvpager.impl.options.OptionType.LONG;
+import static io.kvpager.impl.options.OptionType.SIM;
+import static io.kvpager.impl.options.OptionType.STRING;
 
 /**
  * What one rank worker serves: the cache instance, its pipeline stage ({@code pp}) and
@@ -40,15 +45,28 @@ public class RankWorkerOptions {
      */
     public static final int DEFAULT_CUDA_GPU_MEMORY_PERCENT = 90;
 
-    private static final List<String> KEYS = List.of("instance", "pp", "tp", "device", "gpu", "sim", "sendTimeoutMs", "leaseGraceMs",
-            "gpuMemoryPercent");
+    /**
+     * Every option: its JSON key and type, its getter and setter (which holds its rule), and what
+     * JSON {@code null} does (unsets it, resets {@code sim} to the defaults, or is refused as "required"); the JSON
+     * constructor and {@link #toJson()} read this table.
+     */
+    private static final OptionTable<RankWorkerOptions> OPTIONS = OptionTable.<RankWorkerOptions>of("worker option", OptionTable.REQUIRED)
+            .add("instance", STRING, RankWorkerOptions::getInstance, RankWorkerOptions::setInstance)
+            .add("pp", INT, RankWorkerOptions::getPp, RankWorkerOptions::setPp)
+            .add("tp", INT, RankWorkerOptions::getTp, RankWorkerOptions::setTp)
+            .add("device", STRING, RankWorkerOptions::getDevice, RankWorkerOptions::setDevice)
+            .add("gpu", INT, RankWorkerOptions::getGpu, RankWorkerOptions::setGpu)
+            .add(new Option<>("sim", SIM, RankWorkerOptions::getSim, RankWorkerOptions::setSim, SimOptions::defaults))
+            .unsettable("sendTimeoutMs", LONG, RankWorkerOptions::getSendTimeoutMs, RankWorkerOptions::setSendTimeoutMs)
+            .unsettable("leaseGraceMs", LONG, RankWorkerOptions::getLeaseGraceMs, RankWorkerOptions::setLeaseGraceMs)
+            .unsettable("gpuMemoryPercent", INT, RankWorkerOptions::getGpuMemoryPercent, RankWorkerOptions::setGpuMemoryPercent);
 
     private String instance;
     private Integer pp;
     private Integer tp;
     private String device = DEFAULT_DEVICE;
     private int gpu;
-    private JsonObject sim = new JsonObject();
+    private SimOptions sim = SimOptions.defaults();
     private Long sendTimeoutMs;
     private Long leaseGraceMs;
     private Integer gpuMemoryPercent;
@@ -67,32 +85,7 @@ public class RankWorkerOptions {
      * @throws IllegalArgumentException for an unknown key or a mistyped or out-of-range value, naming it
      */
     public RankWorkerOptions(JsonObject json) {
-        OptionReader.knownKeys(json, KEYS, "worker option");
-        for (String key : json.fieldNames()) {
-            Object value = json.getValue(key);
-            if (value == null) {
-                switch (key) {
-                    case "sim" -> sim = new JsonObject();
-                    case "sendTimeoutMs" -> sendTimeoutMs = null;
-                    case "leaseGraceMs" -> leaseGraceMs = null;
-                    case "gpuMemoryPercent" -> gpuMemoryPercent = null;
-                    default -> throw OptionRules.required(key);
-                }
-                continue;
-            }
-            switch (key) {
-                case "instance" -> setInstance(OptionReader.string(key, value));
-                case "pp" -> setPp(OptionReader.integer(key, value));
-                case "tp" -> setTp(OptionReader.integer(key, value));
-                case "device" -> setDevice(OptionReader.string(key, value));
-                case "gpu" -> setGpu(OptionReader.integer(key, value));
-                case "sim" -> setSim(OptionReader.object(key, value));
-                case "sendTimeoutMs" -> setSendTimeoutMs(OptionReader.longValue(key, value));
-                case "leaseGraceMs" -> setLeaseGraceMs(OptionReader.longValue(key, value));
-                case "gpuMemoryPercent" -> setGpuMemoryPercent(OptionReader.integer(key, value));
-                default -> throw new IllegalStateException(key);
-            }
-        }
+        OPTIONS.read(this, json);
     }
 
     /**
@@ -115,27 +108,7 @@ public class RankWorkerOptions {
     }
 
     public JsonObject toJson() {
-        JsonObject json = new JsonObject();
-        if (instance != null) {
-            json.put("instance", instance);
-        }
-        if (pp != null) {
-            json.put("pp", pp);
-        }
-        if (tp != null) {
-            json.put("tp", tp);
-        }
-        json.put("device", device).put("gpu", gpu).put("sim", sim.copy());
-        if (sendTimeoutMs != null) {
-            json.put("sendTimeoutMs", sendTimeoutMs);
-        }
-        if (leaseGraceMs != null) {
-            json.put("leaseGraceMs", leaseGraceMs);
-        }
-        if (gpuMemoryPercent != null) {
-            json.put("gpuMemoryPercent", gpuMemoryPercent);
-        }
-        return json;
+        return OPTIONS.toJson(this);
     }
 
     public String getInstance() {
@@ -153,8 +126,9 @@ public class RankWorkerOptions {
         return pp;
     }
 
-    public RankWorkerOptions setPp(int pp) {
-        this.pp = OptionRules.atLeast("pp", pp, 0);
+    /** The rank's pipeline stage, 0 or more; {@code null} unsets it. */
+    public RankWorkerOptions setPp(Integer pp) {
+        this.pp = pp == null ? null : OptionRules.atLeast("pp", pp, 0);
         return this;
     }
 
@@ -163,8 +137,9 @@ public class RankWorkerOptions {
         return tp;
     }
 
-    public RankWorkerOptions setTp(int tp) {
-        this.tp = OptionRules.atLeast("tp", tp, 0);
+    /** The rank's tensor-parallel index, 0 or more; {@code null} unsets it. */
+    public RankWorkerOptions setTp(Integer tp) {
+        this.tp = tp == null ? null : OptionRules.atLeast("tp", tp, 0);
         return this;
     }
 
@@ -188,17 +163,17 @@ public class RankWorkerOptions {
         return this;
     }
 
-    /** The sim device's options (a copy); empty when none were given. */
-    public JsonObject getSim() {
-        return sim.copy();
+    /** The sim device's options; the defaults when none were given. */
+    public SimOptions getSim() {
+        return sim;
     }
 
-    /** Sim device options: capacityBytes, granularity, latency, faults, gpuKey; used with {@code device sim} only. */
-    public RankWorkerOptions setSim(JsonObject sim) {
+    /** Sim device options: capacityBytes, granularity, latency, faults, gpuKey ({@link SimOptions}); used with {@code device sim} only. */
+    public RankWorkerOptions setSim(SimOptions sim) {
         if (sim == null) {
-            throw new IllegalArgumentException("sim must be a JSON object of sim device options, got nothing");
+            throw new IllegalArgumentException("sim must be the sim device's options, got nothing");
         }
-        this.sim = sim.copy();
+        this.sim = sim;
         return this;
     }
 

@@ -3,4 +3,7 @@
  * rank from {@link io.kvpager.worker.RankWorkerOptions}. This is all an embedder, the command line
  * or a cluster node needs to run a rank; the worker itself runs on the rank's own thread, behind it.
  */
+@ModuleGen(name = "kvpager-worker", groupPackage = "io.kvpager")
 package io.kvpager.worker;
+
+import io.vertx.codegen.annotations.ModuleGen;

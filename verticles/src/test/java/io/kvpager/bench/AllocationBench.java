@@ -1,7 +1,7 @@
 package io.kvpager.bench;
 
-import io.kvpager.cache.KvCache;
 import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.impl.coordinator.PoolRanks;
@@ -11,6 +11,7 @@ import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.protocol.PagesRequest;
 import io.kvpager.protocol.StatsRequest;
 import io.kvpager.protocol.WorkerAction;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -65,7 +66,7 @@ public final class AllocationBench {
     private static KvCacheOptions options(String instance, boolean latency) {
         return new KvCacheOptions().setInstance(instance).setTp(4).setLayers(32).setKvBuffers(2).setBlockBytes(8 << 10)
                 .setPages(BENCH_PAGES).setReserveLow(1).setReserveHigh(16).setAdaptiveReserve(true).setRefillIntervalMs(5)
-                .setLocalWorkers(true).setSim(new JsonObject().put("gpuKey", instance).put("latency", latency));
+                .setLocalWorkers(true).setSim(SimOptions.defaults().withGpuKey(instance).withLatency(latency));
     }
 
     private static Future<ServingLoop> serve(Vertx vertx, long seed, int steps, int warmup) {

@@ -135,7 +135,7 @@ public final class MapPathBench {
                 .setBlockBytes(PAGE_BYTES).setPageBytes(PAGE_BYTES).setPages(PAGES).setLayout(Layout.PAGE_MAJOR)
                 .setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false).setRefillIntervalMs(3_600_000)
                 .setSendTimeoutMs(60_000).setLocalWorkers(true).setDevice("sim")
-                .setSim(new JsonObject().put("gpuKey", instance).put("latency", false));
+                .setSim(SimOptions.defaults().withGpuKey(instance).withLatency(false));
     }
 
     /** Map then unmap {@code batch} page ids on {@code tp} local mappers, one rank after another, on this thread. */
@@ -251,7 +251,7 @@ public final class MapPathBench {
             if (allocation.isMiss()) {
                 return Future.failedFuture(new IllegalStateException("alloc(" + batch + ") missed: " + allocation));
             }
-            return cache.free(allocation.blocks()).compose(x -> cache.trim()).map(x -> {
+            return cache.free(allocation).compose(x -> cache.trim()).map(x -> {
                 if (alloc != null) {
                     alloc.add(t1 - t0);
                     unmap.add(System.nanoTime() - t1);

@@ -118,7 +118,7 @@ final class ServingLoop {
                 continue;
             }
             if (s.generated == s.outputTokens) {
-                cache.free(Arrays.copyOf(s.blocks, s.blockCount));
+                cache.free(Arrays.stream(s.blocks, 0, s.blockCount).boxed().toList());
                 running.set(i, running.getLast());
                 running.removeLast();
                 continue;

@@ -35,7 +35,7 @@ class CacheContextTest {
                     assertThat(Vertx.currentContext()).isSameAs(coordinator);
                     assertThat(Thread.currentThread()).isSameAs(loop);
                 });
-                return cache.free(allocation.blocks());
+                return cache.free(allocation);
             }).compose(freed -> cache.close()).onComplete(test.succeedingThenComplete());
         });
     }

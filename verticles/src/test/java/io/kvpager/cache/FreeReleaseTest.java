@@ -50,7 +50,7 @@ class FreeReleaseTest {
         Allocation a = await(cache.alloc(SimPool.BLOCKS_PER_PAGE + 1));
         assertThat(await(cache.stats()).pool().maps()).isEqualTo(2);
 
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         unmappedEverywhere(cache, name);
         CacheStats stats = await(cache.stats());
         assertThat(stats.pool().unmaps()).isEqualTo(2);
@@ -64,7 +64,7 @@ class FreeReleaseTest {
         KvCache cache = await(KvCache.deploy(vertx, options(name).setReserveHigh(1).setRefillIntervalMs(HOUR_MS)));
         Allocation a = await(cache.alloc(2 * SimPool.BLOCKS_PER_PAGE));
 
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         CacheStats stats = await(cache.stats());
         assertThat(stats.pool().reservePages()).isEqualTo(1);
         assertThat(stats.pool().mappedPages()).as("the page the reserve had no room for is gone").isEqualTo(1);
@@ -84,7 +84,7 @@ class FreeReleaseTest {
         FaultPlan faults = device(name, 2, "pp0/tp2").faults();
         faults.add(Fault.error(DriverCall.UNMAP, "CUDA_ERROR_UNKNOWN").nth(1));
 
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         assertThat(faults.firedTotal()).as("the free's own unmap met the fault").isEqualTo(1);
         assertThat(await(cache.stats()).pool().usedBlocks()).as("the blocks are free whatever the unmap did").isZero();
         // the failed release woke the refill, whose own release finds the fault gone
@@ -92,7 +92,7 @@ class FreeReleaseTest {
         unmappedEverywhere(cache, name);
         Allocation again = await(cache.alloc(1));
         assertThat(again.isMiss()).isFalse();
-        await(cache.free(again.blocks()));
+        await(cache.free(again));
         unmappedEverywhere(cache, name);
         await(cache.close());
     }

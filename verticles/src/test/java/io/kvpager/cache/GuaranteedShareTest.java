@@ -5,6 +5,9 @@ import io.kvpager.MissReason;
 import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.impl.broker.GpuShares;
 import io.kvpager.sim.SimGpu;
+import io.kvpager.sim.SimOptions;
+import io.reactivex.rxjava3.core.BackpressureStrategy;
+import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.subscribers.TestSubscriber;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -37,7 +40,7 @@ class GuaranteedShareTest {
     private static final long DEADLINE_MS = 300;
 
     private static KvCacheOptions options(String gpuKey, String instance) {
-        JsonObject sim = new JsonObject().put("gpuKey", gpuKey).put("capacityBytes", GPU_PAGES * PAGE);
+        SimOptions sim = SimOptions.defaults().withGpuKey(gpuKey).withCapacityBytes(GPU_PAGES * PAGE);
         return SimPool.options(instance).setTp(1).setPages(GPU_PAGES).setSim(sim).setIdleHandlePages(0)
                 .setReclaimDeadlineMs(DEADLINE_MS);
     }
@@ -62,7 +65,7 @@ class GuaranteedShareTest {
             while (freed < reclaim.blocks() && !held.isEmpty()) {
                 Allocation a = held.pollLast();
                 freed += a.size();
-                cache.free(a.blocks());
+                cache.free(a);
             }
         });
     }
@@ -170,7 +173,7 @@ class GuaranteedShareTest {
         // under its guarantee again, the cap is lifted
         big.reclaimHandler(null);
         while (held.size() > 7) {
-            await(big.free(held.pollLast().blocks()));
+            await(big.free(held.pollLast()));
         }
         await().atMost(Duration.ofSeconds(5)).until(() -> !await(big.stats()).gpus().getFirst().capped());
         Allocation again = await(big.alloc(SimPool.BLOCKS_PER_PAGE));
@@ -186,8 +189,9 @@ class GuaranteedShareTest {
         KvCache big = await(KvCache.deploy(vertx, options("reclaim-rx", "big")));
         KvCache small = await(KvCache.deploy(vertx, options("reclaim-rx", "small")));
         fill(big, 12);
-        io.kvpager.rxjava3.KvCache rx = io.kvpager.rxjava3.KvCache.newInstance(big);
-        TestSubscriber<Reclaim> reclaims = rx.reclaims().test();
+        io.kvpager.rxjava3.cache.KvCache rx = io.kvpager.rxjava3.cache.KvCache.newInstance(big);
+        TestSubscriber<Reclaim> reclaims = Flowable.<Reclaim>create(emitter -> rx.reclaimHandler(emitter::onNext),
+                BackpressureStrategy.BUFFER).test();
 
         Allocation refused = await(small.alloc(8 * SimPool.BLOCKS_PER_PAGE));
 
@@ -198,6 +202,7 @@ class GuaranteedShareTest {
         // 8 needed, 4 free: 4 pages' blocks
         assertThat(r.blocks()).isEqualTo(4 * SimPool.BLOCKS_PER_PAGE);
         assertThat(r.reason()).contains("cache small group 0");
+        assertThat(rx.reclaimHandler(null)).isSameAs(rx);
         reclaims.cancel();
         await(small.close());
         await(big.close());

@@ -6,6 +6,7 @@ import io.kvpager.sim.DriverCall;
 import io.kvpager.sim.Fault;
 import io.kvpager.sim.FaultPlan;
 import io.kvpager.sim.SimGpu;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
@@ -31,8 +32,7 @@ class IdleHandlesTest {
     private static final Duration BOUND = Duration.ofSeconds(10);
 
     private static KvCacheOptions options(String instance, String gpuKey, int gpuPages) {
-        return SimPool.options(instance).setTp(1).setSim(new JsonObject().put("gpuKey", gpuKey)
-                .put("capacityBytes", gpuPages * PAGE_ID_BYTES));
+        return SimPool.options(instance).setTp(1).setSim(SimOptions.defaults().withGpuKey(gpuKey).withCapacityBytes(gpuPages * PAGE_ID_BYTES));
     }
 
     private static Allocation page(KvCache cache) {
@@ -56,14 +56,14 @@ class IdleHandlesTest {
         KvCache cache = await(KvCache.deploy(vertx, options("idle-churn", "idle-churn", 16).setIdleHandleMs(60_000)));
         SimGpu gpu = SimPool.gpu("idle-churn", 0);
         Allocation first = page(cache);
-        await(cache.free(first.blocks()));
+        await(cache.free(first));
         // the count is raised after the unmap: the handle that unmap released is not kept, the next one is
         await().atMost(BOUND).until(() -> held(cache) == PAGE_ID_BYTES);
         assertThat(gpu.bytesInUse()).isZero();
 
         Allocation second = page(cache);
         assertThat(held(cache)).as("the page and the kept handle's count").isEqualTo(2 * PAGE_ID_BYTES);
-        await(cache.free(second.blocks()));
+        await(cache.free(second));
         assertThat(gpu.bytesInUse()).as("the unmapped handle is kept idle").isEqualTo(PAGE_ID_BYTES);
         assertThat(held(cache)).isEqualTo(PAGE_ID_BYTES);
         long creates = creates(vertx, "idle-churn");
@@ -72,7 +72,7 @@ class IdleHandlesTest {
             Allocation again = page(cache);
             assertThat(gpu.bytesInUse()).as("one handle, mapped").isEqualTo(PAGE_ID_BYTES);
             assertThat(held(cache)).isGreaterThanOrEqualTo(gpu.bytesInUse());
-            await(cache.free(again.blocks()));
+            await(cache.free(again));
         }
         assertThat(creates(vertx, "idle-churn")).as("the maps took the kept handle").isEqualTo(creates);
         await(cache.close());
@@ -83,9 +83,9 @@ class IdleHandlesTest {
     void theHandlesAndTheirBudgetGoBackWhenTheUnmapsStop(Vertx vertx) {
         KvCache cache = await(KvCache.deploy(vertx, options("idle-stop", "idle-stop", 16).setIdleHandleMs(50)));
         SimGpu gpu = SimPool.gpu("idle-stop", 0);
-        await(cache.free(page(cache).blocks()));
+        await(cache.free(page(cache)));
         Allocation a = page(cache);
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         await().atMost(BOUND).until(() -> held(cache) == 0 && gpu.bytesInUse() == 0);
         await(cache.close());
     }
@@ -95,7 +95,7 @@ class IdleHandlesTest {
         KvCache cache = await(KvCache.deploy(vertx, options("idle-none", "idle-none", 16).setIdleHandlePages(0)));
         SimGpu gpu = SimPool.gpu("idle-none", 0);
         for (int i = 0; i < 3; i++) {
-            await(cache.free(page(cache).blocks()));
+            await(cache.free(page(cache)));
             assertThat(gpu.bytesInUse()).isZero();
             assertThat(held(cache)).isZero();
         }
@@ -108,9 +108,9 @@ class IdleHandlesTest {
         KvCache other = await(KvCache.deploy(vertx, options("idle-recall-b", "idle-recall", 16)));
         SimGpu gpu = SimPool.gpu("idle-recall", 0);
         Allocation four = await(churning.alloc(4 * SimPool.BLOCKS_PER_PAGE));
-        await(churning.free(four.blocks()));
+        await(churning.free(four));
         Allocation again = await(churning.alloc(4 * SimPool.BLOCKS_PER_PAGE));
-        await(churning.free(again.blocks()));
+        await(churning.free(again));
         assertThat(gpu.bytesInUse()).as("four page ids of handles kept").isEqualTo(4 * PAGE_ID_BYTES);
 
         Allocation most = await(other.alloc(14 * SimPool.BLOCKS_PER_PAGE));
@@ -127,11 +127,11 @@ class IdleHandlesTest {
     void aReleaseThatFailsWhileLoweringKeepsTheCountUntilARankConfirms(Vertx vertx) {
         KvCache cache = await(KvCache.deploy(vertx, options("idle-release-fails", "idle-release-fails", 16).setIdleHandleMs(50)));
         SimGpu gpu = SimPool.gpu("idle-release-fails", 0);
-        await(cache.free(page(cache).blocks()));
+        await(cache.free(page(cache)));
         Allocation kept = page(cache);
         FaultPlan faults = SimPool.device("idle-release-fails", 0, "pp0/tp0").faults();
         faults.add(Fault.error(DriverCall.RELEASE, "CUDA_ERROR_UNKNOWN"));
-        await(cache.free(kept.blocks()));
+        await(cache.free(kept));
         // two periods asked to lower the count, and the rank could not release the kept handle either time
         await().atMost(BOUND).until(() -> faults.firedTotal() >= 2);
         assertThat(gpu.bytesInUse()).isEqualTo(PAGE_ID_BYTES);
@@ -146,8 +146,8 @@ class IdleHandlesTest {
     void aMapThatFailsOnKeptHandlesLeavesThemKeptAndCounted(Vertx vertx) {
         KvCache cache = await(KvCache.deploy(vertx, options("idle-map-fails", "idle-map-fails", 16).setIdleHandleMs(60_000)));
         SimGpu gpu = SimPool.gpu("idle-map-fails", 0);
-        await(cache.free(page(cache).blocks()));
-        await(cache.free(page(cache).blocks()));
+        await(cache.free(page(cache)));
+        await(cache.free(page(cache)));
         assertThat(gpu.bytesInUse()).isEqualTo(PAGE_ID_BYTES);
         SimPool.device("idle-map-fails", 0, "pp0/tp0").faults().add(Fault.error(DriverCall.ACCESS, "CUDA_ERROR_UNKNOWN").nth(1));
         Allocation failed = await(cache.alloc(SimPool.BLOCKS_PER_PAGE));
@@ -157,7 +157,7 @@ class IdleHandlesTest {
         SimPool.invariantsHold(cache);
         Allocation again = page(cache);
         assertThat(gpu.bytesInUse()).isEqualTo(PAGE_ID_BYTES);
-        await(cache.free(again.blocks()));
+        await(cache.free(again));
         await(cache.close());
         assertThat(gpu.bytesInUse()).isZero();
     }

@@ -2,6 +2,8 @@ package io.kvpager.cache;
 
 import io.kvpager.KvFormat;
 import io.kvpager.Layout;
+import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -18,6 +20,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -65,8 +68,8 @@ class KvCacheOptionsTest {
                 .setLayout(Layout.PER_LAYER).setKvDtype(KvFormat.FP8).setZeroPage(true).setSendTimeoutMs(500).setTensorsDeadlineMs(2_000)
                 .setTensorsPollMs(5).setReserveLow(2).setReserveHigh(6).setAdaptiveReserve(false).setRefillIntervalMs(3)
                 .setMemoryLimitBytes(1L << 30).setLazyStart(true).setLocalWorkers(true).setDevice("cuda")
-                .setGpus(new JsonObject().put("pp1/tp3", 7)).setSim(new JsonObject().put("latency", true))
-                .setHandlePool(new JsonObject().put("prefillPages", 1).put("boundPages", 2)).setGpuMemoryPercent(85);
+                .setGpus(Map.of("pp1/tp3", 7)).setSim(SimOptions.defaults().withLatency(true))
+                .setHandlePool(new HandlePoolOptions(1, 2)).setGpuMemoryPercent(85);
         KvCacheOptions back = new KvCacheOptions(o.toJson());
         assertThat(back.toJson()).isEqualTo(o.toJson());
         assertThat(back.gpuOf(1, 3)).isEqualTo(7);
@@ -113,6 +116,28 @@ class KvCacheOptionsTest {
     void badValuesAreRejectedNamingTheField(String json, String message) {
         assertThatThrownBy(() -> new KvCacheOptions(new JsonObject(json)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
+    }
+
+    @Test
+    void theNestedOptionsAreTyped() {
+        KvCacheOptions o = new KvCacheOptions(valid().toJson().put("handlePool", new JsonObject().put("boundPages", 3))
+                .put("gpus", new JsonObject().put("pp0/tp1", 2)).put("sim", new JsonObject().put("gpuKey", "k").put("latency", true)));
+        assertThat(o.getHandlePool()).isEqualTo(new HandlePoolOptions(0, 3));
+        assertThat(o.getGpus()).isEqualTo(Map.of("pp0/tp1", 2));
+        assertThat(o.getSim()).isEqualTo(SimOptions.defaults().withGpuKey("k").withLatency(true));
+        assertThat(new KvCacheOptions(o.toJson()).toJson()).isEqualTo(o.toJson());
+        assertThat(new KvCacheOptions(new JsonObject().put("handlePool", new JsonObject())).getHandlePool())
+                .as("an empty handlePool is the workers' defaults").isNull();
+        assertThatThrownBy(() -> new KvCacheOptions(new JsonObject().put("sim", new JsonObject().put("capacity", 1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown sim option \"capacity\"");
+        assertThatThrownBy(() -> new KvCacheOptions(new JsonObject().put("gpus", new JsonObject().put("pp0/tp0", "1"))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: the GPU of pp0/tp0 must be an index >= 0");
+        KvCacheOptions set = valid().setGpus(Map.of("pp0/tp1", 2));
+        assertThatThrownBy(() -> set.setGpus(Map.of("pp0/tp1", -1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> set.setSim(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(set.getGpus()).as("a refused value changes nothing").isEqualTo(Map.of("pp0/tp1", 2));
+        assertThatThrownBy(() -> valid().setHandlePool(new HandlePoolOptions(0, 65)).validate())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("handlePool.boundPages (65) must not exceed pages (64)");
     }
 
     @ParameterizedTest
@@ -172,7 +197,7 @@ class KvCacheOptionsTest {
             assertThat(o.getPp()).isEqualTo(2);
             assertThat(o.getStages()).containsExactly(0, 1);
             assertThat(o.getLayers()).isEqualTo(4);
-            assertThat(o.getSim()).isEqualTo(new JsonObject().put("capacityBytes", 1L << 30).put("latency", true));
+            assertThat(o.getSim()).isEqualTo(SimOptions.defaults().withCapacityBytes(1L << 30).withLatency(true));
             test.completeNow();
         })));
     }

@@ -3,6 +3,7 @@ package io.kvpager.cache;
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
+import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.worker.RankWorker;
 import io.vertx.core.Future;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -73,7 +75,7 @@ class KvCacheTest {
         assertThat(afterAlloc.pool().inUsePages()).isEqualTo(2);
         assertThat(afterAlloc.pool().usedBlocks()).isEqualTo(40);
 
-        await(cache.free(first.blocks()));
+        await(cache.free(first));
         Allocation again = await(cache.alloc(40));
         assertThat(pagesOf(again)).isEqualTo(pagesOf(first));
         assertThat(await(cache.stats()).pool().maps()).isEqualTo(4);
@@ -95,7 +97,7 @@ class KvCacheTest {
         assertThat(pagesOf(a)).containsExactly(0, 1, 2);
         everyRankMaps(cache, 3);
         assertThat(await(cache.availableBlocks())).isEqualTo((SimPool.PAGES - 3) * BLOCKS_PER_PAGE);
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         // no reserve: the emptied pages go as soon as the background runs
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> everyRankMaps(cache, 0));
         await(cache.close());
@@ -110,6 +112,10 @@ class KvCacheTest {
 
         Allocation tooMuch = await(cache.alloc(3 * BLOCKS_PER_PAGE));
         assertThat(tooMuch.missReason()).isEqualTo(MissReason.LIMIT);
+        JsonObject beforeFreeingTheMiss = await(cache.stats()).pool().toJson();
+        await(cache.free(tooMuch));
+        assertThat(await(cache.stats()).pool().toJson()).as("a miss holds no blocks: freeing it changes nothing")
+                .isEqualTo(beforeFreeingTheMiss);
         Allocation a = await(cache.alloc(BLOCKS_PER_PAGE));
         Allocation b = await(cache.alloc(BLOCKS_PER_PAGE));
         assertThat(await(cache.alloc(1)).missReason()).isEqualTo(MissReason.LIMIT);
@@ -120,13 +126,13 @@ class KvCacheTest {
         assertThat(one.outcome()).isEqualTo(LimitResult.Outcome.DEFERRED);
         assertThat(one.inUsePages()).isEqualTo(2);
 
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> everyRankMaps(cache, 1));
         assertThat(await(cache.alloc(1)).missReason()).isEqualTo(MissReason.LIMIT);
 
         assertThat(await(cache.setMemoryLimit(4 * PAGE_ID_BYTES, 3)).outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
         assertThat(await(cache.alloc(BLOCKS_PER_PAGE)).isMiss()).isFalse();
-        await(cache.free(b.blocks()));
+        await(cache.free(b));
         await(cache.close());
     }
 
@@ -178,7 +184,7 @@ class KvCacheTest {
         KvCache cache = await(KvCache.deploy(vertx, options(name)));
         long fence = cache.fence();
         Allocation a = await(cache.alloc(1));
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         // trim unmaps every idle page a fence does not hold; this one it holds
         await(cache.trim());
         CacheStats held = await(cache.stats());
@@ -189,7 +195,7 @@ class KvCacheTest {
         Allocation reused = await(cache.alloc(1));
         assertThat(pagesOf(reused)).isEqualTo(pagesOf(a));
         assertThat(await(cache.stats()).pool().maps()).isEqualTo(1);
-        await(cache.free(reused.blocks()));
+        await(cache.free(reused));
         everyRankMaps(cache, 1);
 
         await(cache.retired(fence));
@@ -210,15 +216,19 @@ class KvCacheTest {
         assertThat(failure(cache.alloc(0))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot allocate 0 blocks");
         assertThat(failure(cache.alloc(-4))).isInstanceOf(IllegalArgumentException.class);
         assertThat(failure(cache.alloc(SimPool.PAGES * BLOCKS_PER_PAGE + 1))).isInstanceOf(IllegalArgumentException.class);
-        assertThat(failure(cache.free(new int[] {a.block(0), 100}))).isInstanceOf(IllegalArgumentException.class);
-        assertThat(failure(cache.free(new int[] {a.block(0), a.block(0)}))).isInstanceOf(IllegalArgumentException.class);
-        assertThat(failure(cache.free(null))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free(List.of(a.block(0), 100)))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free(List.of(a.block(0), a.block(0))))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free(Arrays.asList(a.block(0), null)))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("block id 1 of 2 to free is null");
+        assertThat(failure(cache.free((List<Integer>) null))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(failure(cache.free((Allocation) null))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("an allocation to free is required");
         assertThat(failure(cache.retired(42))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("never opened");
         assertThat(failure(cache.setMemoryLimit(-1, 1))).isInstanceOf(IllegalArgumentException.class);
         assertThat(failure(cache.setMemoryLimit(PAGE_ID_BYTES, -1))).isInstanceOf(IllegalArgumentException.class);
 
         assertThat(await(cache.stats()).pool().toJson()).isEqualTo(before);
-        await(cache.free(a.blocks()));
+        await(cache.free(a));
         await(cache.close());
         assertThat(failure(cache.alloc(1))).isInstanceOf(KvPagerException.class).hasMessageContaining("closed");
         assertThat(await(cache.close())).isNull();
@@ -290,13 +300,12 @@ class KvCacheTest {
     @Test
     void theHandlePoolOptionReachesEveryWorker(Vertx vertx) {
         String name = "kv-handle-pool";
-        JsonObject handlePool = new JsonObject().put("prefillPages", 1).put("boundPages", 2);
-        KvCache cache = await(KvCache.deploy(vertx, options(name).setTp(2).setGroup(5).setHandlePool(handlePool)));
+        KvCache cache = await(KvCache.deploy(vertx, options(name).setTp(2).setGroup(5).setHandlePool(new HandlePoolOptions(1, 2))));
         for (int tp = 0; tp < 2; tp++) {
             JsonObject stats = await(vertx.eventBus().<JsonObject>request(RankWorker.address(name, 0, tp), new JsonObject(),
                     new DeliveryOptions().addHeader("action", "stats"))).body();
             assertThat(stats.getJsonObject("groups").getJsonObject("5").getJsonObject("handlePool")).as("tp" + tp)
-                    .isEqualTo(handlePool.copy().put("idlePages", 0));
+                    .isEqualTo(new JsonObject().put("prefillPages", 1).put("boundPages", 2).put("idlePages", 0));
         }
         await(cache.close());
     }

@@ -75,7 +75,7 @@ class KvCacheViewsTest {
                 }
             }
         }
-        await(cache.free(blocks.blocks()));
+        await(cache.free(blocks));
         await(cache.close());
     }
 

@@ -54,7 +54,7 @@ class RankFaultTest {
         for (RankStats r : stats.ranks()) {
             assertThat(r.mappedPages()).as(r.rank()).isEqualTo(stats.pool().mappedPages());
         }
-        await(s.cache().free(ok.blocks()));
+        await(s.cache().free(ok));
         SimPool.invariantsHold(s.cache());
         await(s.cache().close());
     }
@@ -195,7 +195,7 @@ class RankFaultTest {
                 .as("the recovered pages are handed out again").containsExactly(0, 1);
         CacheStats stats = await(s.cache().stats());
         assertThat(stats.ranks()).allSatisfy(r -> assertThat(r.mappedPages()).as(r.rank()).isEqualTo(2));
-        await(s.cache().free(ok.blocks()));
+        await(s.cache().free(ok));
         SimPool.invariantsHold(s.cache());
         await(s.cache().close());
     }
@@ -242,7 +242,7 @@ class RankFaultTest {
         assertThat(stats.pool().mappedPages()).isEqualTo(2);
         assertThat(stats.ranks()).allSatisfy(r -> assertThat(r.mappedPages()).as(r.rank()).isEqualTo(2));
         SimPool.invariantsHold(s.cache());
-        await(s.cache().free(held.blocks()));
+        await(s.cache().free(held));
         await(s.cache().close());
     }
 
@@ -270,7 +270,7 @@ class RankFaultTest {
         faults.clear();
         await().atMost(Duration.ofSeconds(10)).until(() -> CacheState.READY.equals(await(cache.stats()).state()));
         assertThat(await(cache.stats()).reason()).isNull();
-        await(cache.free(taken.blocks()));
+        await(cache.free(taken));
         SimPool.invariantsHold(cache);
         await(cache.close());
     }

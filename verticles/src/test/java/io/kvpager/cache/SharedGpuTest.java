@@ -4,8 +4,8 @@ import io.kvpager.Allocation;
 import io.kvpager.MissReason;
 import io.kvpager.impl.broker.GpuBroker;
 import io.kvpager.sim.SimGpu;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -13,6 +13,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static io.kvpager.cache.SimPool.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,7 +33,7 @@ class SharedGpuTest {
     private static final int BURST = 12;
 
     private static KvCacheOptions options(String instance) {
-        JsonObject sim = new JsonObject().put("gpuKey", "shared-gpu-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        SimOptions sim = SimOptions.defaults().withGpuKey("shared-gpu-test").withCapacityBytes(GPU_PAGES * SimPool.PAGE_ID_BYTES);
         return SimPool.options(instance).setTp(1).setPages(GPU_PAGES).setSim(sim).setGuaranteePercent(0);
     }
 
@@ -60,11 +61,11 @@ class SharedGpuTest {
 
     @Test
     void aGpuWithoutRoomRefusesTheMapAndTheOtherGpusGiveTheirShareBack(Vertx vertx) {
-        JsonObject sim = new JsonObject().put("gpuKey", "two-gpus-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        SimOptions sim = SimOptions.defaults().withGpuKey("two-gpus-test").withCapacityBytes(GPU_PAGES * SimPool.PAGE_ID_BYTES);
         // ranks on GPUs 0 and 1; another cache holds most of GPU 1
         KvCache wide = await(KvCache.deploy(vertx, SimPool.options("wide").setTp(2).setPages(GPU_PAGES).setSim(sim)));
         KvCache other = await(KvCache.deploy(vertx, SimPool.options("narrow").setTp(1).setPages(GPU_PAGES).setSim(sim)
-                .setGpus(new JsonObject().put("pp0/tp0", 1))));
+                .setGpus(Map.of("pp0/tp0", 1))));
         Allocation most = await(other.alloc(BURST * SimPool.BLOCKS_PER_PAGE));
         assertThat(most.isMiss()).as(most.detail()).isFalse();
 
@@ -89,7 +90,7 @@ class SharedGpuTest {
 
     @Test
     void theCachesTakeNoMoreThanTheShareOfTheGpuTheirWorkersLeaveThem(Vertx vertx) {
-        JsonObject sim = new JsonObject().put("gpuKey", "half-gpu-test").put("capacityBytes", GPU_PAGES * SimPool.PAGE_ID_BYTES);
+        SimOptions sim = SimOptions.defaults().withGpuKey("half-gpu-test").withCapacityBytes(GPU_PAGES * SimPool.PAGE_ID_BYTES);
         KvCache half = await(KvCache.deploy(vertx, SimPool.options("half").setTp(1).setPages(GPU_PAGES).setSim(sim)
                 .setIdleHandlePages(0).setGpuMemoryPercent(50)));
         GpuStats gpu = await(half.stats()).gpus().getFirst();
@@ -130,7 +131,7 @@ class SharedGpuTest {
         assertThat(gpu.bytesInUse()).as("the device was not asked").isEqualTo(BURST * SimPool.PAGE_ID_BYTES);
 
         for (Allocation a : held) {
-            await(first.free(a.blocks()));
+            await(first.free(a));
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> await(second.stats()).gpus().getFirst().takenBytes() == 0);
         assertThat(gpu.bytesInUse()).isZero();

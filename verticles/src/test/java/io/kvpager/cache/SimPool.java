@@ -4,6 +4,7 @@ import io.kvpager.impl.coordinator.CoordinatorView;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -40,8 +41,8 @@ public final class SimPool {
                 .setLocalWorkers(true).setDevice("sim").setSim(sim(name));
     }
 
-    public static JsonObject sim(String name) {
-        return new JsonObject().put("gpuKey", name).put("capacityBytes", 1L << 30);
+    public static SimOptions sim(String name) {
+        return SimOptions.defaults().withGpuKey(name).withCapacityBytes(1L << 30);
     }
 
     /** Waits for a future from the test's thread, at most ten seconds. */

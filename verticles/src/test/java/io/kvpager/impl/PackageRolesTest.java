@@ -34,7 +34,7 @@ class PackageRolesTest {
     private static final String COORDINATOR = "io.kvpager.impl.coordinator";
     private static final String MEMBERSHIP = "io.kvpager.impl.membership";
     private static final String BROKER = "io.kvpager.impl.broker";
-    private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3", "io.kvpager.worker");
+    private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3.cache", "io.kvpager.worker");
 
     private static JavaClasses main;
 

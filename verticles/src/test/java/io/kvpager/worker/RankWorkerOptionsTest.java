@@ -1,5 +1,6 @@
 package io.kvpager.worker;
 
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,18 +28,20 @@ class RankWorkerOptionsTest {
         assertThat(options.getTp()).isEqualTo(3);
         assertThat(options.getDevice()).isEqualTo("sim");
         assertThat(options.getGpu()).isEqualTo(2);
-        assertThat(options.getSim()).isEqualTo(new JsonObject().put("capacityBytes", 1L << 30));
+        assertThat(options.getSim()).isEqualTo(SimOptions.defaults().withCapacityBytes(1L << 30));
         assertThat(options.getSendTimeoutMs()).isEqualTo(2500L);
         assertThat(options.getLeaseGraceMs()).isNull();
         assertThat(new RankWorkerOptions(options.toJson())).isEqualTo(options);
         assertThat(new RankWorkerOptions(options)).isEqualTo(options);
-        assertThat(options.toJson()).isEqualTo(valid().put("sendTimeoutMs", 2500L));
+        JsonObject written = options.toJson();
+        assertThat(written.getJsonObject("sim").getLong("capacityBytes")).isEqualTo(1L << 30);
+        assertThat(written.put("sim", valid().getJsonObject("sim"))).isEqualTo(valid().put("sendTimeoutMs", 2500L));
     }
 
     @Test
     void fluentSettersBuildTheSameOptions() {
         RankWorkerOptions built = new RankWorkerOptions().setInstance("llama-70b_a").setPp(1).setTp(3).setGpu(2)
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30)).setSendTimeoutMs(2500L);
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30)).setSendTimeoutMs(2500L);
         assertThat(built).isEqualTo(new RankWorkerOptions(valid()));
     }
 
@@ -48,7 +51,7 @@ class RankWorkerOptionsTest {
                 .put("sim", null).put("sendTimeoutMs", null).put("leaseGraceMs", null).put("gpuMemoryPercent", null)).validate();
         assertThat(options.getDevice()).isEqualTo("sim");
         assertThat(options.getGpu()).isZero();
-        assertThat(options.getSim()).isEmpty();
+        assertThat(options.getSim()).isEqualTo(SimOptions.defaults());
         assertThat(options.getGpuMemoryPercent()).isNull();
         assertThat(options.toJson().fieldNames()).containsExactlyInAnyOrder("instance", "pp", "tp", "device", "gpu", "sim");
     }
@@ -72,12 +75,13 @@ class RankWorkerOptionsTest {
     }
 
     @Test
-    void theSimOptionsAreCopiedNotShared() {
-        JsonObject sim = new JsonObject().put("latency", true);
-        RankWorkerOptions options = new RankWorkerOptions().setSim(sim);
-        sim.put("latency", false);
-        options.getSim().put("latency", false);
-        assertThat(options.getSim().getBoolean("latency")).isTrue();
+    void theSimOptionsAreReadTypedAndRefusedWhenBad() {
+        RankWorkerOptions options = new RankWorkerOptions(valid().put("sim", new JsonObject().put("latency", true).put("gpuKey", "k")));
+        assertThat(options.getSim()).isEqualTo(SimOptions.defaults().withLatency(true).withGpuKey("k"));
+        assertThatThrownBy(() -> new RankWorkerOptions(valid().put("sim", new JsonObject().put("capacity", 5))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown sim option \"capacity\"");
+        assertThatThrownBy(() -> new RankWorkerOptions(valid().put("sim", new JsonObject().put("latency", "yes"))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("latency must be true or false");
     }
 
     static Stream<Arguments> invalid() {

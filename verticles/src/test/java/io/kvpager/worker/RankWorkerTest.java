@@ -1,5 +1,6 @@
 package io.kvpager.worker;
 
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Deploying a worker with the public API alone, as an embedder does. */
 @ExtendWith(VertxExtension.class)
@@ -17,7 +19,7 @@ class RankWorkerTest {
     @Test
     void deploysAWorkerThatAnswersAtItsAddressAndUndeploys(Vertx vertx, VertxTestContext test) {
         RankWorkerOptions options = new RankWorkerOptions().setInstance("public-api").setPp(1).setTp(0).setGpu(1)
-                .setSim(new JsonObject().put("gpuKey", "rank-worker-test"));
+                .setSim(SimOptions.defaults().withGpuKey("rank-worker-test"));
         DeliveryOptions stats = new DeliveryOptions().addHeader("action", "stats");
         RankWorker.deploy(vertx, options).compose(worker -> {
             test.verify(() -> {
@@ -50,12 +52,9 @@ class RankWorkerTest {
     }
 
     @Test
-    void badSimOptionsFailTheDeploy(Vertx vertx, VertxTestContext test) {
-        RankWorker.deploy(vertx, new RankWorkerOptions().setInstance("bad-sim").setPp(0).setTp(0)
-                .setSim(new JsonObject().put("capacity", 5))).onComplete(test.failing(e -> test.verify(() -> {
-                    assertThat(e).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("capacity");
-                    assertThat(vertx.deploymentIDs()).isEmpty();
-                    test.completeNow();
-                })));
+    void badSimOptionsAreRefusedBeforeAnythingIsDeployed(Vertx vertx) {
+        assertThatThrownBy(() -> new RankWorkerOptions(new JsonObject().put("instance", "bad-sim").put("pp", 0).put("tp", 0)
+                .put("sim", new JsonObject().put("capacity", 5)))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("capacity");
+        assertThat(vertx.deploymentIDs()).isEmpty();
     }
 }

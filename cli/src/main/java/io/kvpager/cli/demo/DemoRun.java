@@ -12,18 +12,20 @@ import io.kvpager.metrics.MeteredKvCache;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -121,7 +123,7 @@ public final class DemoRun implements AutoCloseable {
 
     KvCacheOptions options(ModelProfile model) {
         int tp = settings.tp();
-        JsonObject gpus = new JsonObject();
+        Map<String, Integer> gpus = new LinkedHashMap<>();
         for (int rank = 0; rank < tp; rank++) {
             gpus.put("pp0/tp" + rank, settings.gpu());
         }
@@ -147,10 +149,7 @@ public final class DemoRun implements AutoCloseable {
             options.setGuaranteePercent(0);
         }
         if (settings.device().equals("sim")) {
-            options.setSim(new JsonObject()
-                    .put("capacityBytes", settings.gpuBytes())
-                    .put("latency", true)
-                    .put("gpuKey", gpuKey));
+            options.setSim(SimOptions.defaults().withCapacityBytes(settings.gpuBytes()).withLatency(true).withGpuKey(gpuKey));
         }
         return options;
     }

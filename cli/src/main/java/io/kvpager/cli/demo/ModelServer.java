@@ -12,6 +12,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.Iterator;
@@ -420,7 +421,7 @@ final class ModelServer {
             return Future.succeededFuture();
         }
         blocksHeld -= blocks.length;
-        return onContext(cache.free(blocks)).otherwise(failure -> {
+        return onContext(cache.free(Arrays.stream(blocks).boxed().toList())).otherwise(failure -> {
             countFailure("free of request " + request.trace.id(), failure);
             return null;
         });

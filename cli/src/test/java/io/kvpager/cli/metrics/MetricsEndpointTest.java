@@ -6,6 +6,8 @@ import io.kvpager.Allocation;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.sim.FaultPlan;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
@@ -14,6 +16,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,9 +33,9 @@ class MetricsEndpointTest {
     static KvCacheOptions options(String instance, JsonArray faults) {
         return new KvCacheOptions().setInstance(instance).setTp(2).setLayers(2).setBlockBytes(64 << 10)
                 .setPages(16).setLocalWorkers(true).setDevice("sim")
-                .setGpus(new JsonObject().put("pp0/tp0", 0).put("pp0/tp1", 0))
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30).put("gpuKey", instance + "-" + System.nanoTime())
-                        .put("faults", faults));
+                .setGpus(Map.of("pp0/tp0", 0, "pp0/tp1", 0))
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30).withGpuKey(instance + "-" + System.nanoTime())
+                        .withFaults(FaultPlan.parse(faults).faults()));
     }
 
     @BeforeEach

@@ -4,6 +4,7 @@ import io.kvpager.protocol.CreateTensorsRequest;
 import io.kvpager.protocol.StatsRequest;
 import io.kvpager.cache.KvCache;
 import io.kvpager.bench.LatencySamples;
+import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.SpawnedNode;
@@ -16,6 +17,8 @@ import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankRejoin;
 import io.kvpager.impl.coordinator.RankTarget;
 import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.protocol.WorkerAction;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -171,7 +174,7 @@ public final class ClusterBench {
                         .compose(x -> timed(measured ? figures.unmap : null, () -> Future.fromCompletionStage(mapper.unmap(pages))))
                         .compose(x -> timed(measured ? figures.floor : null, () -> fanOut.send(one, new StatsRequest(), 30_000)))
                         .compose(x -> timed(measured ? figures.alloc : null, () -> cache.alloc(BATCH * 32)))
-                        .compose(a -> cache.free(a.blocks())).compose(freed -> cache.trim());
+                        .compose(a -> cache.free(a)).compose(freed -> cache.trim());
             }).map(x -> figures).andThen(x -> nodes.close()).onComplete(done);
         }));
         return done.future();
@@ -211,7 +214,7 @@ public final class ClusterBench {
     }
 
     private static JsonObject worker(String instance, int tp, int gpu) {
-        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(gpu).setSim(new JsonObject().put("gpuKey", "bench")).toJson();
+        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(gpu).setSim(SimOptions.defaults().withGpuKey("bench")).toJson();
     }
 
     private static KvCacheOptions options(String instance, int tp) {

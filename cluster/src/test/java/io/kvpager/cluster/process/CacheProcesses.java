@@ -2,6 +2,7 @@ package io.kvpager.cluster.process;
 
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -51,7 +52,7 @@ public final class CacheProcesses implements AutoCloseable {
 
     /** Spawns the worker of rank pp0/tp{@code tp}; wait for it with {@link SpawnedNode#awaitReady}. */
     public SpawnedNode spawnWorker(int tp) {
-        JsonObject sim = new JsonObject().put("gpuKey", instance).put("capacityBytes", 4L << 30);
+        SimOptions sim = SimOptions.defaults().withGpuKey(instance).withCapacityBytes(4L << 30);
         JsonObject worker = new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(SEND_TIMEOUT_MS).setLeaseGraceMs(leaseGraceMs).toJson();
         return spawn("tp" + tp, new JsonArray().add(worker), new JsonArray());
     }

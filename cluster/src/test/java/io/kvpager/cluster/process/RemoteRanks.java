@@ -2,6 +2,8 @@ package io.kvpager.cluster.process;
 
 import io.kvpager.cache.KvCache;
 import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.sim.FaultPlan;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -40,7 +42,7 @@ public final class RemoteRanks {
 
     /** Rank {@code pp0/tp<tp>} of {@code instance} on a simulated GPU of its own (1 GiB) with {@code faults}, as a spawned node deploys it. */
     public static JsonObject simWorker(String instance, int tp, JsonArray faults, long sendTimeoutMs) {
-        JsonObject sim = new JsonObject().put("gpuKey", instance + "-" + tp).put("capacityBytes", 1L << 30).put("faults", faults);
+        SimOptions sim = SimOptions.defaults().withGpuKey(instance + "-" + tp).withCapacityBytes(1L << 30).withFaults(FaultPlan.parse(faults).faults());
         return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(sendTimeoutMs).toJson();
     }
 

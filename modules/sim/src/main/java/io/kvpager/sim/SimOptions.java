@@ -50,6 +50,31 @@ public record SimOptions(long capacityBytes, long granularity, boolean latency, 
         return new SimOptions(DEFAULT_CAPACITY_BYTES, DEFAULT_GRANULARITY, false, List.of(), SimGpus.DEFAULT_KEY);
     }
 
+    /** These options with the GPU's memory {@code capacityBytes}. */
+    public SimOptions withCapacityBytes(long capacityBytes) {
+        return new SimOptions(capacityBytes, granularity, latency, faults, gpuKey);
+    }
+
+    /** These options with the allocation granularity {@code granularity}. */
+    public SimOptions withGranularity(long granularity) {
+        return new SimOptions(capacityBytes, granularity, latency, faults, gpuKey);
+    }
+
+    /** These options with calls taking the H200's measured time, or none. */
+    public SimOptions withLatency(boolean latency) {
+        return new SimOptions(capacityBytes, granularity, latency, faults, gpuKey);
+    }
+
+    /** These options with the fault plan {@code faults}. */
+    public SimOptions withFaults(List<Fault> faults) {
+        return new SimOptions(capacityBytes, granularity, latency, faults, gpuKey);
+    }
+
+    /** These options in the {@link SimGpus} namespace {@code gpuKey}. */
+    public SimOptions withGpuKey(String gpuKey) {
+        return new SimOptions(capacityBytes, granularity, latency, faults, gpuKey);
+    }
+
     /**
      * Reads the options; {@code null} or empty gives {@link #defaults()}.
      *

@@ -132,7 +132,7 @@ public class FanOutBenchmark {
             if (a.isMiss()) {
                 return Future.failedFuture(new IllegalStateException("the fan-out missed: " + a));
             }
-            return cache.free(a.blocks()).compose(v -> cache.trim()).compose(v -> cycles(left - 1, a));
+            return cache.free(a).compose(v -> cache.trim()).compose(v -> cycles(left - 1, a));
         });
     }
 

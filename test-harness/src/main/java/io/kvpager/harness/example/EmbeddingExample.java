@@ -8,10 +8,10 @@ import io.kvpager.metrics.CacheHealth;
 import io.kvpager.metrics.KvCacheMeters;
 import io.kvpager.metrics.MeteredKvCache;
 import io.kvpager.metrics.RankCallMeters;
+import io.kvpager.sim.SimOptions;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -36,7 +36,7 @@ public final class EmbeddingExample {
                 .setLayers(32).setKvBuffers(2).setBlockBytes(64 * 1024).setPages(256)
                 .setLocalWorkers(true)
                 .setDevice("sim")                                        // "cuda" on a GPU
-                .setSim(new JsonObject().put("capacityBytes", 8L << 30)); // a simulated 8 GiB GPU
+                .setSim(SimOptions.defaults().withCapacityBytes(8L << 30)); // a simulated 8 GiB GPU
         KvCache cache = MeteredKvCache.of(KvCache.deploy(vertx, options).await(60, TimeUnit.SECONDS), registry);
         KvCacheMeters meters = new KvCacheMeters(vertx, registry, List.of(cache));
         try {
@@ -47,7 +47,7 @@ public final class EmbeddingExample {
                 System.out.println("miss: " + allocation.missReason() + ": " + allocation.detail());
             } else {
                 // hand allocation.blocks() to the scheduler; free them when the sequence ends
-                cache.free(allocation.blocks()).await(10, TimeUnit.SECONDS);
+                cache.free(allocation).await(10, TimeUnit.SECONDS);
             }
             CacheHealth health = CacheHealth.of(cache.stats().await(10, TimeUnit.SECONDS));
             System.out.println("health: " + health.stateName() + (health.reason() == null ? "" : " (" + health.reason() + ")"));

@@ -7,9 +7,9 @@ import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankViews;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -59,7 +59,7 @@ public final class EngineExample {
                 .setLayers(8).setKvBuffers(2).setBlockBytes(64 * 1024).setPages(64)
                 .setLayout(Layout.PAGE_MAJOR)
                 .setLocalWorkers(true).setDevice(device)
-                .setSim(new JsonObject().put("gpuKey", instance).put("capacityBytes", 4L << 30));
+                .setSim(SimOptions.defaults().withGpuKey(instance).withCapacityBytes(4L << 30));
         // views: per rank, each (layer, buffer)'s address range and strides, what the attention kernels read
         return KvCache.deploy(vertx, options).compose(cache -> cache.views()
                 .compose(views -> serve(cache, steps)
@@ -101,7 +101,7 @@ public final class EngineExample {
         return chain.compose(v -> {
             List<Future<Void>> frees = new ArrayList<>();
             for (Sequence sequence : serving.running) {
-                frees.add(cache.free(toArray(sequence.blocks)));
+                frees.add(cache.free(sequence.blocks));
             }
             serving.running.clear();
             return Future.all(frees).map(serving);
@@ -128,7 +128,7 @@ public final class EngineExample {
                 if (sequence.tokens >= sequence.length) {
                     serving.running.remove(sequence);
                     serving.finished++;
-                    frees.add(cache.free(toArray(sequence.blocks)));
+                    frees.add(cache.free(sequence.blocks));
                 }
             }
             return Future.all(frees);
@@ -153,14 +153,11 @@ public final class EngineExample {
 
     private static Future<Void> preempt(KvCache cache, Serving serving, Sequence sequence, Allocation miss) {
         serving.running.remove(sequence);
-        Future<Void> freed = sequence.blocks.isEmpty() ? Future.succeededFuture() : cache.free(toArray(sequence.blocks));
+        Future<Void> freed = sequence.blocks.isEmpty() ? Future.succeededFuture() : cache.free(sequence.blocks);
         sequence.blocks.clear();
         sequence.tokens = 0;
         serving.waiting.addFirst(sequence);
         return freed;
     }
 
-    private static int[] toArray(List<Integer> blocks) {
-        return blocks.stream().mapToInt(Integer::intValue).toArray();
-    }
 }

@@ -5,10 +5,10 @@ import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankStats;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +33,7 @@ public final class WorkerExample {
             for (int tp = 0; tp < 2; tp++) {
                 RankWorkerOptions options = new RankWorkerOptions().setInstance("llama-7b").setPp(0).setTp(tp)
                         .setDevice("sim").setGpu(tp)                               // "cuda" on a GPU
-                        .setSim(new JsonObject().put("capacityBytes", 8L << 30));   // a simulated 8 GiB GPU
+                        .setSim(SimOptions.defaults().withCapacityBytes(8L << 30));   // a simulated 8 GiB GPU
                 workers.add(RankWorker.deploy(vertx, options).await(60, TimeUnit.SECONDS));
             }
             KvCache cache = KvCache.deploy(vertx, new KvCacheOptions().setInstance("llama-7b").setTp(2)
@@ -51,7 +51,7 @@ public final class WorkerExample {
                     RankStats rank = stats.rank(worker.rank());
                     lines.add(worker.rank() + " at " + worker.address() + " maps " + rank.mappedPages() + " pages");
                 }
-                cache.free(allocation.blocks()).await(10, TimeUnit.SECONDS);
+                cache.free(allocation).await(10, TimeUnit.SECONDS);
                 return lines;
             } finally {
                 cache.close().await(30, TimeUnit.SECONDS);   // unmaps every page, destroys the tensors

@@ -177,7 +177,7 @@ public final class AttentionBenchmark {
         KvCacheOptions options = new KvCacheOptions().setInstance("attention-bench").setTp(1).setLayers(LAYERS)
                 .setKvBuffers(2).setBlockBytes(shape.blockBytes()).setPageBytes(2L << 20).setPages(pages)
                 .setLayout(Layout.PAGE_MAJOR).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
-                .setLocalWorkers(true).setDevice("cuda").setGpus(new JsonObject().put("pp0/tp0", 0));
+                .setLocalWorkers(true).setDevice("cuda").setGpus(Map.of("pp0/tp0", 0));
         Geometry geometry = new Geometry(LAYERS, 2, shape.blockBytes(), 2L << 20, pages, Layout.PAGE_MAJOR);
         KvCache cache = Await.of(KvCache.deploy(vertx, options));
         CUstream stream = new CUstream();

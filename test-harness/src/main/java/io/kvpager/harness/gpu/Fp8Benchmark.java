@@ -102,7 +102,7 @@ final class Fp8Benchmark {
                     .setKvBuffers(2).setBlockBytes(shape.blockBytes()).setPageBytes(2L << 20).setPages(pages)
                     .setLayout(Layout.PAGE_MAJOR).setKvDtype(format).setReserveLow(0).setReserveHigh(0)
                     .setAdaptiveReserve(false).setLocalWorkers(true).setDevice("cuda")
-                    .setGpus(new JsonObject().put("pp0/tp0", 0));
+                    .setGpus(Map.of("pp0/tp0", 0));
             geometry = new Geometry(AttentionBenchmark.LAYERS, 2, shape.blockBytes(), 2L << 20, pages, Layout.PAGE_MAJOR);
             cache = Await.of(KvCache.deploy(vertx, options));
             held = new GroupBlocks(geometry.totalBlocks());

@@ -7,11 +7,12 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cuda.RawPageLoop;
+import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.VertxInternal;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,7 +82,7 @@ final class MapPathBenchmark implements GpuSection {
             for (int tp : tps) {
                 String instance = "warm-" + layout.name().toLowerCase() + "-tp" + tp;
                 KvCacheOptions sim = options(instance, layout, tp).setDevice("sim")
-                        .setSim(new JsonObject().put("gpuKey", instance));
+                        .setSim(SimOptions.defaults().withGpuKey(instance));
                 KvCache cache = Await.of(KvCache.deploy(vertx, sim));
                 try {
                     TwoPhaseLoop.medians(vertx, rounds, () -> new AllocFree(cache, 1));
@@ -132,7 +133,7 @@ final class MapPathBenchmark implements GpuSection {
                     return TwoPhaseLoop.medians(cache.context(), repeats, () -> new AllocFree(cache, batch));
                 });
                 KvCache pooled = Await.of(KvCache.deploy(vertx, options(instance + "-pooled", layout, tp)
-                        .setHandlePool(new JsonObject().put("boundPages", batch))));
+                        .setHandlePool(new HandlePoolOptions(0, batch))));
                 caches.add(pooled);
                 ways.put(", on the cache's context, handles kept in the rank's pool", () -> {
                     steps[1] += repeats;
@@ -219,7 +220,7 @@ final class MapPathBenchmark implements GpuSection {
 
         @Override
         public Future<?> unmap() {
-            return cache.free(allocation.blocks());
+            return cache.free(allocation);
         }
     }
 
@@ -229,7 +230,7 @@ final class MapPathBenchmark implements GpuSection {
 
     /** A cache with one block per page id, every rank on GPU 0, the reserve off and no refill. */
     static KvCacheOptions options(String instance, Layout layout, int tp, int layers, int pages) {
-        JsonObject gpus = new JsonObject();
+        Map<String, Integer> gpus = new LinkedHashMap<>();
         for (int r = 0; r < tp; r++) {
             gpus.put("pp0/tp" + r, 0);
         }

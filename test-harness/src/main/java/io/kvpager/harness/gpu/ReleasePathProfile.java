@@ -11,6 +11,8 @@ import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.RawPageLoop;
+import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;
@@ -108,7 +110,7 @@ public final class ReleasePathProfile {
             Context sameLoop = ((VertxInternal) vertx).contextBuilder().withEventLoop(coordinator.nettyEventLoop()).build();
             RankWorkerOptions worker = new RankWorkerOptions().setInstance("direct").setPp(0).setTp(0).setGpu(0);
             RankWorker direct = Await.of(RankWorker.deploy(vertx, sim
-                    ? worker.setDevice("sim").setSim(new JsonObject().put("gpuKey", "direct")) : worker.setDevice("cuda")));
+                    ? worker.setDevice("sim").setSim(SimOptions.defaults().withGpuKey("direct")) : worker.setDevice("cuda")));
             Recording recording = jfr != null ? startRecording() : null;
             String[] names = {"driver floor", "bus floor", "straight to a worker",
                 "kvpager alloc / free (caller on another event loop)", "kvpager on the cache's context (KvCache.context())",
@@ -175,7 +177,7 @@ public final class ReleasePathProfile {
 
     private static KvCacheOptions options(String instance, boolean sim) {
         KvCacheOptions options = MapPathBenchmark.options(instance, Layout.PAGE_MAJOR, 1);
-        return sim ? options.setDevice("sim").setSim(new JsonObject().put("gpuKey", instance)) : options;
+        return sim ? options.setDevice("sim").setSim(SimOptions.defaults().withGpuKey(instance)) : options;
     }
 
     /** Medians in µs of {@code alloc} and {@code free}, each awaited by this thread, which has no Vert.x context. */
@@ -189,7 +191,7 @@ public final class ReleasePathProfile {
             if (a.isMiss()) {
                 throw new IllegalStateException(cache + ": alloc(" + pages + ") missed: " + a);
             }
-            Await.of(cache.free(a.blocks()));
+            Await.of(cache.free(a));
             map[i] = (t1 - t0) / 1e3;
             unmap[i] = (System.nanoTime() - t1) / 1e3;
         }

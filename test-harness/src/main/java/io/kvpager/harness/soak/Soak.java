@@ -68,7 +68,7 @@ public final class Soak {
     private final SoakOptions options;
     private final SplittableRandom random;
     private final Deque<Pending> window = new ArrayDeque<>();
-    private final List<int[]> live = new ArrayList<>();
+    private final List<Allocation> live = new ArrayList<>();
     private final Map<MissReason, Long> misses = new EnumMap<>(MissReason.class);
     private SimRanks ranks;
     private KvCache cache;
@@ -175,12 +175,12 @@ public final class Soak {
             submit("alloc(" + blocks + ")", cache.alloc(blocks), false);
         } else {
             int index = random.nextInt(live.size());
-            int[] blocks = live.get(index);
+            Allocation blocks = live.get(index);
             live.set(index, live.getLast());
             live.removeLast();
-            liveBlocks -= blocks.length;
+            liveBlocks -= blocks.size();
             frees++;
-            submit("free of " + blocks.length + " blocks", cache.free(blocks), false);
+            submit("free of " + blocks.size() + " blocks", cache.free(blocks), false);
         }
         while (window.size() >= options.inFlight()) {
             complete(window.poll());
@@ -245,7 +245,7 @@ public final class Soak {
                 misses.merge(a.missReason(), 1L, Long::sum);
             } else {
                 allocs++;
-                live.add(a.blocks());
+                live.add(a);
                 liveBlocks += a.size();
             }
         }
@@ -304,9 +304,9 @@ public final class Soak {
             submit("retired(" + fence + ")", cache.retired(fence), false);
             fence = 0;
         }
-        for (int[] blocks : live) {
+        for (Allocation blocks : live) {
             frees++;
-            submit("free of " + blocks.length + " blocks", cache.free(blocks), false);
+            submit("free of " + blocks.size() + " blocks", cache.free(blocks), false);
         }
         live.clear();
         liveBlocks = 0;

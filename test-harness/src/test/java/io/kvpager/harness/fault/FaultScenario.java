@@ -187,9 +187,9 @@ final class FaultScenario {
             }
             (pages.indexOf(page) < POOL_FILLING_PAGES ? filling : batch).add(block);
         }
-        await(cache.free(ints(filling)), "freeing the pool-filling pages");
+        await(cache.free(filling), "freeing the pool-filling pages");
         await(cache.trim(), "trimming the pool-filling pages");
-        await(cache.free(ints(batch)), "freeing the batch");
+        await(cache.free(batch), "freeing the batch");
     }
 
     private static void expectMiss(FaultCase c, Allocation miss, int failingPage, long timeoutMs) {
@@ -258,7 +258,7 @@ final class FaultScenario {
         PoolSnapshot mapped = agrees(cache, ranks, "after the next allocation");
         assertThat(mapped.lostRanks()).as("lost ranks").isEmpty();
         assertThat(mapped.ranks()).allSatisfy(r -> assertThat(r.up()).as(r.rank()).isTrue());
-        await(cache.free(next.blocks()), "freeing the next allocation");
+        await(cache.free(next), "freeing the next allocation");
         await(cache.trim(), "trimming after the fault");
         PoolSnapshot trimmed = agrees(cache, ranks, "after the last trim");
         assertThat(trimmed.ledger().mappedPages()).as("mapped pages after the last trim").isZero();
@@ -274,13 +274,5 @@ final class FaultScenario {
 
     private static <T> T await(Future<T> future, String what) {
         return Bounded.await(future, REST_BOUND.plusSeconds(5), what);
-    }
-
-    private static int[] ints(List<Integer> list) {
-        int[] out = new int[list.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = list.get(i);
-        }
-        return out;
     }
 }

@@ -131,7 +131,7 @@ class FuzzTest {
         assertThat(heapAfter - heapBefore).as("heap kept by the run").isLessThanOrEqualTo(HEAP_BOUND);
 
         // the pool still works
-        Bounded.await(cache.free(held.blocks()), BOUND, "freeing");
+        Bounded.await(cache.free(held), BOUND, "freeing");
         assertThat(Bounded.await(cache.alloc(5 * 4), BOUND, "an allocation after the fuzz").isMiss()).isFalse();
     }
 

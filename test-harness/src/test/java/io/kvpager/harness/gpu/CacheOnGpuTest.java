@@ -17,6 +17,8 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -72,7 +74,7 @@ class CacheOnGpuTest {
     }
 
     private static KvCacheOptions options(String instance, Layout layout) {
-        JsonObject gpus = new JsonObject();
+        Map<String, Integer> gpus = new LinkedHashMap<>();
         for (int r = 0; r < TP; r++) {
             gpus.put("pp0/tp" + r, 0);
         }
@@ -105,8 +107,8 @@ class CacheOnGpuTest {
                 checkBlockLandsInItsPage(views, block, (byte) (0x10 * (r + 1)));
             }
 
-            await(cache.free(first.blocks()));
-            await(cache.free(second.blocks()));
+            await(cache.free(first));
+            await(cache.free(second));
             await(cache.trim());
             assertThat(await(cache.stats()).pool().mappedPages()).isZero();
         } finally {

@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
+import io.kvpager.sim.SimOptions;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -101,7 +101,7 @@ class RoundsTest {
         Vertx vertx = Vertx.vertx();
         try {
             KvCache cache = Await.of(KvCache.deploy(vertx, MapPathBenchmark.options("rounds-sim", Layout.PAGE_MAJOR, 2)
-                    .setDevice("sim").setSim(new JsonObject().put("gpuKey", "rounds-sim"))));
+                    .setDevice("sim").setSim(SimOptions.defaults().withGpuKey("rounds-sim"))));
             try {
                 double[] medians = TwoPhaseLoop.medians(vertx, 50, () -> new MapPathBenchmark.AllocFree(cache, 3));
                 assertThat(medians[0]).isPositive();

@@ -2,9 +2,7 @@ package io.kvpager.impl.coordinator;
 
 import io.kvpager.protocol.DestroyTensorsRequest;
 import io.kvpager.device.HandlePoolOptions;
-import io.kvpager.protocol.HandlePoolJson;
 import io.kvpager.protocol.CreateTensorsRequest;
-import io.kvpager.protocol.RequestBody;
 import io.kvpager.protocol.GroupStats;
 import io.kvpager.protocol.StatsReply;
 import io.kvpager.protocol.StatsRequest;
@@ -128,7 +126,7 @@ public final class Coordinator {
             }
         });
         CreateTensorsRequest tensors = new CreateTensorsRequest(pool.group(), owner, options.geometry(), options.isZeroPage(),
-                handlePool(options));
+                options.getHandlePool());
         this.rejoin = new RankRejoin(vertx, fanOut, tensors, options.getTensorsDeadlineMs(), options.getTensorsPollMs(),
                 this::mappedPages);
         String name = "cache " + pool.instance() + " group " + pool.group();
@@ -166,16 +164,9 @@ public final class Coordinator {
 
     /** The most idle page ids a rank lets the coordinator keep: the pages its handle-pool bound leaves. */
     private static int idlePagesAllowed(KvCacheOptions options) {
-        HandlePoolOptions asked = handlePool(options);
+        HandlePoolOptions asked = options.getHandlePool();
         HandlePoolOptions pool = asked == null ? HandlePoolOptions.defaults(options.geometry()) : asked;
         return options.geometry().pages() - pool.boundPages();
-    }
-
-    /** The handle-pool bounds the options ask for, read as a worker reads them; null for the worker's defaults. */
-    private static HandlePoolOptions handlePool(KvCacheOptions options) {
-        JsonObject asked = options.getHandlePool();
-        return asked == null ? null : HandlePoolJson.read(new RequestBody(new JsonObject()
-                .put(CreateTensorsRequest.HANDLE_POOL, asked)), options.geometry());
     }
 
     public KvCacheOptions options() {

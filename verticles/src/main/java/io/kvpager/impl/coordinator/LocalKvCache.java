@@ -166,9 +166,39 @@ public final class LocalKvCache implements KvCache {
     }
 
     @Override
-    public Future<Void> free(int[] blockIds) {
-        int[] copy = blockIds == null ? null : blockIds.clone();
-        return onContext(() -> verticle.coordinator().free(copy));
+    public Future<Void> free(List<Integer> blockIds) {
+        int[] ids;
+        try {
+            ids = blockIds(blockIds);
+        } catch (IllegalArgumentException e) {
+            return onContext(() -> Future.failedFuture(e));
+        }
+        return onContext(() -> verticle.coordinator().free(ids));
+    }
+
+    @Override
+    public Future<Void> free(Allocation allocation) {
+        if (allocation == null) {
+            return onContext(() -> Future.failedFuture(new IllegalArgumentException("an allocation to free is required")));
+        }
+        int[] ids = allocation.blocks();
+        return onContext(() -> verticle.coordinator().free(ids));
+    }
+
+    /** The caller's ids, copied on its thread (it may reuse the list at once); {@code null} stays {@code null}, for the ledger to refuse. */
+    private static int[] blockIds(List<Integer> blockIds) {
+        if (blockIds == null) {
+            return null;
+        }
+        int[] ids = new int[blockIds.size()];
+        for (int i = 0; i < ids.length; i++) {
+            Integer id = blockIds.get(i);
+            if (id == null) {
+                throw new IllegalArgumentException("block id " + i + " of " + ids.length + " to free is null");
+            }
+            ids[i] = id;
+        }
+        return ids;
     }
 
     @Override

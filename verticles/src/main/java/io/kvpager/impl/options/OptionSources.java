@@ -1,6 +1,5 @@
 package io.kvpager.impl.options;
 
-import io.kvpager.cache.KvCacheOptions;
 import io.vertx.config.ConfigRetriever;
 import io.vertx.config.ConfigRetrieverOptions;
 import io.vertx.config.ConfigStoreOptions;
@@ -9,10 +8,15 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import java.util.Locale;
+import java.util.function.Function;
+
 /**
- * Reads {@link KvCacheOptions} through vertx-config in three layers, each overriding the one
- * before: a JSON file, environment variables {@code KVPAGER_<FIELD>}, and system properties
- * {@code kvpager.<field>}; a caller's own overrides (a command line's flags) go on top of all three.
+ * Reads options (a cache's: {@code KvCacheOptions.load}) through vertx-config in three layers,
+ * each overriding the one before: a JSON file, environment variables {@code KVPAGER_<FIELD>}, and
+ * system properties {@code kvpager.<field>}; a caller's own overrides (a command line's flags) go
+ * on top of all three. The keys, their types and their names in the environment come from the
+ * options class's {@link OptionTable}.
  *
  * <p>The file is read by one retriever and the overrides by another, so the file's keys are
  * checked strictly (a typo is an error) while the rest of the environment and the JVM's own
@@ -21,19 +25,38 @@ import io.vertx.core.json.JsonObject;
  */
 public final class OptionSources {
 
+    /** Prefix of every option's system property: {@code -Dkvpager.tp=4}. */
+    public static final String PROPERTY_PREFIX = "kvpager.";
+    /** Prefix of every option's environment variable: {@code KVPAGER_TP=4}. */
+    public static final String ENV_PREFIX = "KVPAGER_";
+
     private OptionSources() {
     }
 
-    /** See {@link KvCacheOptions#load(Vertx, String, JsonObject)}. */
-    public static Future<KvCacheOptions> load(Vertx vertx, String path, JsonObject flags) {
+    /** {@code KVPAGER_} and the key in upper snake case: {@code sendTimeoutMs -> KVPAGER_SEND_TIMEOUT_MS}. */
+    public static String envName(String key) {
+        return ENV_PREFIX + key.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT);
+    }
+
+    /** {@code kvpager.} and the key: {@code kvpager.sendTimeoutMs}. */
+    public static String propertyName(String key) {
+        return PROPERTY_PREFIX + key;
+    }
+
+    /**
+     * The options of the file at {@code path} (none when {@code null}), the environment, the
+     * system properties and {@code flags}, in that order, read by {@code table} into
+     * {@code create(json)}, which also validates them.
+     */
+    public static <O> Future<O> load(Vertx vertx, String path, JsonObject flags, OptionTable<O> table, Function<JsonObject, O> create) {
         Future<JsonObject> file = path == null ? Future.succeededFuture(new JsonObject())
                 : read(vertx, new ConfigStoreOptions().setType("file").setFormat("json")
                         .setConfig(new JsonObject().put("path", path)))
                         .recover(e -> Future.failedFuture(new IllegalArgumentException(
                                 "cannot read kvpager options from " + path + ": " + e.getMessage(), e)));
         JsonArray envNames = new JsonArray();
-        for (OptionField field : OptionField.values()) {
-            envNames.add(field.envName());
+        for (String key : table.keys()) {
+            envNames.add(envName(key));
         }
         Future<JsonObject> overrides = read(vertx,
                 new ConfigStoreOptions().setType("env").setConfig(new JsonObject().put("raw-data", true).put("keys", envNames)),
@@ -41,11 +64,11 @@ public final class OptionSources {
                         .put("raw-data", true).put("hierarchical", true).put("cache", false)));
         return Future.all(file, overrides).compose(all -> {
             try {
-                JsonObject options = fold(file.result(), overrides.result());
+                JsonObject options = fold(table, file.result(), overrides.result());
                 for (String key : flags.fieldNames()) {
-                    put(options, OptionField.of(key), flags.getValue(key));
+                    put(options, table.option(key), flags.getValue(key));
                 }
-                return Future.succeededFuture(new KvCacheOptions(options).validate());
+                return Future.succeededFuture(create.apply(options));
             } catch (IllegalArgumentException e) {
                 return Future.failedFuture(e);
             }
@@ -53,39 +76,40 @@ public final class OptionSources {
     }
 
     /** The file's options with the environment's and then the system properties' on top. */
-    static JsonObject fold(JsonObject file, JsonObject overrides) {
+    static JsonObject fold(OptionTable<?> table, JsonObject file, JsonObject overrides) {
         JsonObject options = file.copy();
-        for (OptionField field : OptionField.values()) {
-            Object raw = overrides.getValue(field.envName());
+        for (Option<?, ?> option : table.options()) {
+            String env = envName(option.key());
+            Object raw = overrides.getValue(env);
             if (raw != null) {
-                put(options, field, field.parse(raw.toString(), field.envName()));
+                put(options, option, option.type().parse(raw.toString(), option.key(), env));
             }
         }
         Object tree = overrides.getValue("kvpager");
         if (tree instanceof JsonObject properties) {
             for (String key : properties.fieldNames()) {
-                OptionField field;
+                Option<?, ?> option;
                 try {
-                    field = OptionField.of(key);
+                    option = table.option(key);
                 } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("system property " + OptionField.PROPERTY_PREFIX + key + ": " + e.getMessage());
+                    throw new IllegalArgumentException("system property " + PROPERTY_PREFIX + key + ": " + e.getMessage());
                 }
                 Object value = properties.getValue(key);
-                if (value instanceof JsonObject nested && field.kind() == OptionField.Kind.OBJECT) {
-                    put(options, field, typedLeaves(nested));
+                if (value instanceof JsonObject nested && option.type().isObject()) {
+                    put(options, option, typedLeaves(nested));
                 } else {
-                    put(options, field, field.parse(String.valueOf(value), field.propertyName()));
+                    put(options, option, option.type().parse(String.valueOf(value), key, propertyName(key)));
                 }
             }
         }
         return options;
     }
 
-    private static void put(JsonObject options, OptionField field, Object value) {
-        if (field.kind() == OptionField.Kind.OBJECT && options.getValue(field.key()) instanceof JsonObject existing) {
-            options.put(field.key(), existing.copy().mergeIn((JsonObject) value, true));
+    private static void put(JsonObject options, Option<?, ?> option, Object value) {
+        if (option.type().isObject() && options.getValue(option.key()) instanceof JsonObject existing && value instanceof JsonObject added) {
+            options.put(option.key(), existing.copy().mergeIn(added, true));
         } else {
-            options.put(field.key(), value);
+            options.put(option.key(), value);
         }
     }
 

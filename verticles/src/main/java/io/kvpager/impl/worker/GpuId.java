@@ -25,7 +25,7 @@ record GpuId(String kind, String physical, String host) {
     /** The GPU of {@code config} on this host, seen through {@code visibleDevices} ({@code CUDA_VISIBLE_DEVICES}, or null). */
     static GpuId of(WorkerConfig config, String host, String visibleDevices) {
         if ("sim".equals(config.device())) {
-            return new GpuId("sim", config.sim().getString("gpuKey", "default") + ":" + config.gpu(), host);
+            return new GpuId("sim", config.sim().gpuKey() + ":" + config.gpu(), host);
         }
         String physical = String.valueOf(config.gpu());
         if (visibleDevices != null && !visibleDevices.isBlank()) {

@@ -1,5 +1,6 @@
 package io.kvpager.impl.worker;
 
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonObject;
 
@@ -47,7 +48,7 @@ public final class WorkerConfig {
     public WorkerConfig(String instance, int pp, int tp, String device, int gpu, JsonObject sim, Long sendTimeoutMs,
                         Long leaseGraceMs) {
         this(new RankWorkerOptions().setInstance(instance).setPp(pp).setTp(tp).setDevice(device).setGpu(gpu)
-                .setSim(sim == null ? new JsonObject() : sim).setSendTimeoutMs(sendTimeoutMs).setLeaseGraceMs(leaseGraceMs));
+                .setSim(sim == null ? SimOptions.defaults() : SimOptions.parse(sim.getMap())).setSendTimeoutMs(sendTimeoutMs).setLeaseGraceMs(leaseGraceMs));
     }
 
     /** A config without sim options or send timeout. */
@@ -90,14 +91,14 @@ public final class WorkerConfig {
         return options.getGpu();
     }
 
-    /** The sim device's options (a copy); empty when none were given. */
-    public JsonObject sim() {
+    /** The sim device's options; the defaults when none were given. */
+    public SimOptions sim() {
         return options.getSim();
     }
 
     /** The options handed to the device factory: the sim options for {@code sim}, none for {@code cuda}. */
     public Map<String, Object> deviceOptions() {
-        return "sim".equals(device()) ? options.getSim().getMap() : Map.of();
+        return "sim".equals(device()) ? options.getSim().toMap() : Map.of();
     }
 
     /** See {@link RankWorkerOptions#setSendTimeoutMs}. */

@@ -150,7 +150,7 @@ class PreservesContextTest {
             assertThat(a.size()).isEqualTo(3);
             assertThat(future(caller, "alloc(0)", () -> cache.alloc(0)).failure()).isInstanceOf(IllegalArgumentException.class);
             long fence = direct(caller, "fence", cache::fence);
-            succeeded(caller, "free", () -> cache.free(a.blocks()));
+            succeeded(caller, "free", () -> cache.free(a));
             succeeded(caller, "retired", () -> cache.retired(fence));
             assertThat(future(caller, "retired again", () -> cache.retired(fence)).failure()).isInstanceOf(IllegalArgumentException.class);
             assertThat(succeeded(caller, "availableBlocks", cache::availableBlocks)).isEqualTo(SimPool.PAGES * SimPool.BLOCKS_PER_PAGE);
@@ -194,18 +194,18 @@ class PreservesContextTest {
                 done.complete(null);
             });
             Thread callerThread = thread.get();
-            io.kvpager.rxjava3.KvCache cache = single(caller, callerThread, "rxDeploy",
-                    () -> io.kvpager.rxjava3.KvCache.rxDeploy(vertx, options(name)));
+            io.kvpager.rxjava3.cache.KvCache cache = single(caller, callerThread, "rxDeploy",
+                    () -> io.kvpager.rxjava3.cache.KvCache.rxDeploy(vertx, options(name)));
             caller.coordinatorThread = ((LocalKvCache) cache.getDelegate()).verticle().thread();
-            io.kvpager.rxjava3.KvCache second = single(caller, callerThread, "deploy",
-                    () -> io.kvpager.rxjava3.KvCache.deploy(vertx, options(name + "-2")));
+            io.kvpager.rxjava3.cache.KvCache second = single(caller, callerThread, "deploy",
+                    () -> io.kvpager.rxjava3.cache.KvCache.deploy(vertx, options(name + "-2")));
             completable(caller, callerThread, "close (second)", second::close);
             assertThat(direct(caller, "options", cache::options).getInstance()).isEqualTo(name);
             Allocation a = single(caller, callerThread, "rxAlloc", () -> cache.rxAlloc(2));
             Allocation b = single(caller, callerThread, "alloc", () -> cache.alloc(2));
             long fence = direct(caller, "fence", cache::fence);
-            completable(caller, callerThread, "rxFree", () -> cache.rxFree(a.blocks()));
-            completable(caller, callerThread, "free", () -> cache.free(b.blocks()));
+            completable(caller, callerThread, "rxFree", () -> cache.rxFree(a));
+            completable(caller, callerThread, "free", () -> cache.free(b));
             completable(caller, callerThread, "rxRetired", () -> cache.rxRetired(fence));
             long next = direct(caller, "fence", cache::fence);
             completable(caller, callerThread, "retired", () -> cache.retired(next));

@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
 
+import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -92,8 +93,8 @@ class OneRuleSetTest {
         assertThatThrownBy(() -> worker.setInstance("a.b")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> cache.setDevice("tpu")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> worker.setDevice("tpu")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> cache.setHandlePool(new JsonObject().put("prefillPages", 3).put("boundPages", 2)))
-                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> cache.setGpus(Map.of("pp0/tp0", 1, "rank1", 2))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> cache.setGpus(Map.of("pp0/tp0", -1))).isInstanceOf(IllegalArgumentException.class);
         assertThat(cache.toJson()).isEqualTo(cacheBefore);
         assertThat(worker.toJson()).isEqualTo(workerBefore);
     }

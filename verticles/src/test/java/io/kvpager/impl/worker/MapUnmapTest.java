@@ -48,7 +48,7 @@ class MapUnmapTest {
                     assertThat(reply).isEqualTo(new JsonObject().put("created", true).put("group", 7).put("granularity", PAGE_BYTES)
                             .put("gpu", GpuId.of(rank.config()).toString()).put("gpuBytes", 141L << 30)
                             .put("standingBytes", pooledBound(layout) * PAGE_BYTES));
-                    assertThat(reply.getString("gpu")).startsWith("sim:" + rank.config().sim().getString("gpuKey") + ":0@");
+                    assertThat(reply.getString("gpu")).startsWith("sim:" + rank.config().sim().gpuKey() + ":0@");
                     assertThat(rank.sim().reservations()).hasSize(layout == Layout.PAGE_MAJOR ? 1 : 4)
                             .allSatisfy(r -> assertThat(r.size()).isEqualTo(16 * (layout == Layout.PAGE_MAJOR ? BYTES_PER_PAGE_ID : PAGE_BYTES)));
                     assertThat(rank.sim().handlesAlive()).isZero();

@@ -1,10 +1,9 @@
 package io.kvpager.impl.worker;
 
+import io.kvpager.sim.SimOptions;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
-
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -14,7 +13,7 @@ class WorkerConfigTest {
 
     private static RankWorkerOptions options() {
         return new RankWorkerOptions().setInstance("llama-70b_a").setPp(1).setTp(3).setGpu(2)
-                .setSim(new JsonObject().put("capacityBytes", 1L << 30));
+                .setSim(SimOptions.defaults().withCapacityBytes(1L << 30));
     }
 
     @Test
@@ -53,7 +52,7 @@ class WorkerConfigTest {
 
     @Test
     void simOptionsGoToTheSimFactoryOnly() {
-        assertThat(new WorkerConfig(options()).deviceOptions()).isEqualTo(Map.of("capacityBytes", 1L << 30));
+        assertThat(new WorkerConfig(options()).deviceOptions()).isEqualTo(SimOptions.defaults().withCapacityBytes(1L << 30).toMap());
         assertThat(new WorkerConfig(options().setDevice("cuda")).deviceOptions()).isEmpty();
     }
 
@@ -61,10 +60,10 @@ class WorkerConfigTest {
     void laterChangesToTheOptionsDoNotReachIt() {
         RankWorkerOptions options = options();
         WorkerConfig config = new WorkerConfig(options);
-        options.setTp(0).setSim(new JsonObject());
+        options.setTp(0).setSim(SimOptions.defaults());
         config.options().setTp(5);
         assertThat(config.tp()).isEqualTo(3);
-        assertThat(config.sim()).isEqualTo(new JsonObject().put("capacityBytes", 1L << 30));
+        assertThat(config.sim()).isEqualTo(SimOptions.defaults().withCapacityBytes(1L << 30));
     }
 
     @Test

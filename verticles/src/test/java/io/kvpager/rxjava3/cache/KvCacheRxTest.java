@@ -1,4 +1,4 @@
-package io.kvpager.rxjava3;
+package io.kvpager.rxjava3.cache;
 
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
@@ -9,9 +9,12 @@ import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.util.List;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+/** The generated RxJava 3 API over the Future API: every method, lazy rx calls and eager plain ones. */
 @ExtendWith(VertxExtension.class)
 class KvCacheRxTest {
 
@@ -25,7 +28,9 @@ class KvCacheRxTest {
         Allocation a = cache.rxAlloc(3).blockingGet();
         assertThat(a.size()).isEqualTo(3);
         long fence = cache.fence();
-        cache.rxFree(a.blocks()).blockingAwait();
+        cache.rxFree(List.of(a.block(0))).blockingAwait();
+        assertThatThrownBy(() -> cache.rxFree(List.of(a.block(0))).blockingAwait()).isInstanceOf(IllegalArgumentException.class);
+        cache.rxFree(List.of(a.block(1), a.block(2))).blockingAwait();
         cache.rxRetired(fence).blockingAwait();
         assertThat(cache.rxAvailableBlocks().blockingGet()).isEqualTo(SimPool.PAGES * SimPool.BLOCKS_PER_PAGE);
         assertThat(cache.rxSetMemoryLimit(SimPool.PAGE_ID_BYTES, 1).blockingGet().outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
