@@ -21,7 +21,7 @@ import java.util.List;
  *
  * <pre>{@code
  * {"clusterName": "llama-prod", "host": "127.0.0.1", "port": 0, "memberPort": 5701,
- *  "members": ["127.0.0.1:5701"], "config": "config/cluster.xml",
+ *  "members": ["127.0.0.1:5701"], "quorum": 2, "config": "config/cluster.xml",
  *  "keyStore": "node.p12", "keyStorePassword": "...", "trustStore": "cluster.p12", "trustStorePassword": "...",
  *  "clusterSecret": "..."}
  * }</pre>
@@ -32,8 +32,10 @@ public class ClusterNodeOptions {
     public static final String DEFAULT_CLUSTER_NAME = "kvpager";
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_MEMBER_PORT = 5701;
+    /** The most a quorum may ask: kvpager clusters are a few nodes per cache deployment. */
+    public static final int MAX_QUORUM = 64;
 
-    private static final List<String> KEYS = List.of("clusterName", "host", "port", "memberPort", "members", "config",
+    private static final List<String> KEYS = List.of("clusterName", "host", "port", "memberPort", "members", "quorum", "config",
             "keyStore", "keyStorePassword", "trustStore", "trustStorePassword", "clusterSecret");
 
     private String clusterName = DEFAULT_CLUSTER_NAME;
@@ -41,6 +43,7 @@ public class ClusterNodeOptions {
     private int port;
     private int memberPort = DEFAULT_MEMBER_PORT;
     private List<String> members = List.of(DEFAULT_HOST);
+    private int quorum = 1;
     private String config;
     private String keyStore;
     private String keyStorePassword;
@@ -70,6 +73,7 @@ public class ClusterNodeOptions {
                 case "port" -> setPort(OptionReader.integer(key, value));
                 case "memberPort" -> setMemberPort(OptionReader.integer(key, value));
                 case "members" -> setMembers(OptionReader.strings(key, value));
+                case "quorum" -> setQuorum(OptionReader.integer(key, value));
                 case "config" -> setConfig(OptionReader.string(key, value));
                 case "keyStore" -> setKeyStore(OptionReader.string(key, value));
                 case "keyStorePassword" -> setKeyStorePassword(OptionReader.string(key, value));
@@ -83,7 +87,7 @@ public class ClusterNodeOptions {
 
     public JsonObject toJson() {
         JsonObject json = new JsonObject().put("clusterName", clusterName).put("host", host).put("port", port)
-                .put("memberPort", memberPort).put("members", new JsonArray(new ArrayList<>(members)));
+                .put("memberPort", memberPort).put("members", new JsonArray(new ArrayList<>(members))).put("quorum", quorum);
         putIfSet(json, "config", config);
         putIfSet(json, "keyStore", keyStore);
         putIfSet(json, "keyStorePassword", keyStorePassword);
@@ -177,6 +181,23 @@ public class ClusterNodeOptions {
             checkMember(member);
         }
         this.members = List.copyOf(members);
+        return this;
+    }
+
+    public int getQuorum() {
+        return quorum;
+    }
+
+    /**
+     * The fewest members a side of the cluster must have to write the records that decide memory
+     * (each GPU's shares and capacity, the instance directory, the instances' limits): on a side
+     * with fewer, Hazelcast refuses those writes (split-brain protection), so the smaller side of a
+     * partition cannot grant, free or remove what the larger side still counts. 1 (the default)
+     * turns the protection off, as a single-node cluster needs; give every node of a cluster the
+     * same value, a majority of its nodes (2 for a coordinator and two workers).
+     */
+    public ClusterNodeOptions setQuorum(int quorum) {
+        this.quorum = OptionRules.inRange("quorum", quorum, 1, MAX_QUORUM);
         return this;
     }
 
