@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Which cache instances are coordinated, and which rank workers serve, anywhere in the cluster,
@@ -38,6 +39,8 @@ public final class ClusterDirectory {
     public static final String INSTANCES = "kvpager.instances";
     /** One entry per rank worker and node, the worker as JSON ({@link RegisteredWorker}). */
     public static final String WORKERS = "kvpager.workers";
+    /** How often an entry the quorum refused is tried again. */
+    private static final long RELIST_MS = 1_000;
     /** The node id entries carry when Vert.x is not clustered. */
     static final String LOCAL_NODE = "local";
     /** One per Vert.x, until it closes: it keeps what its node registered. */
@@ -51,6 +54,8 @@ public final class ClusterDirectory {
     /** This node's entries that a side smaller than the quorum refused to list: listed as soon as members join. */
     private final Map<String, String> unlistedInstances = new ConcurrentHashMap<>();
     private final Map<String, String> unlistedWorkers = new ConcurrentHashMap<>();
+    /** Whether a retry of the unlisted entries is due: Hazelcast counts a new member toward the quorum a little after it joined. */
+    private final AtomicBoolean relistDue = new AtomicBoolean();
 
     private ClusterDirectory(Vertx vertx) {
         this.vertx = vertx;
@@ -126,6 +131,7 @@ public final class ClusterDirectory {
             }
             own.put(key, value);
             unlisted.put(key, value);
+            relistLater();
             log.info("directory: {} is listed once the cluster has as many members as its quorum ({})", key, put.cause().getMessage());
             return Future.succeededFuture();
         });
@@ -137,7 +143,16 @@ public final class ClusterDirectory {
         relist(workers(), unlistedWorkers, ownWorkers);
     }
 
-    private static void relist(Future<AsyncMap<String, String>> map, Map<String, String> unlisted, Map<String, String> own) {
+    private void relistLater() {
+        if (relistDue.compareAndSet(false, true)) {
+            vertx.setTimer(RELIST_MS, id -> {
+                relistDue.set(false);
+                listUnlisted();
+            });
+        }
+    }
+
+    private void relist(Future<AsyncMap<String, String>> map, Map<String, String> unlisted, Map<String, String> own) {
         for (Map.Entry<String, String> entry : Map.copyOf(unlisted).entrySet()) {
             map.compose(m -> m.put(entry.getKey(), entry.getValue())).onSuccess(v -> {
                 unlisted.remove(entry.getKey(), entry.getValue());
@@ -148,7 +163,9 @@ public final class ClusterDirectory {
                     map.compose(m -> m.removeIfPresent(entry.getKey(), entry.getValue()));
                 }
             }).onFailure(e -> {
-                if (!refusedByQuorum(e)) {
+                if (refusedByQuorum(e)) {
+                    relistLater();
+                } else {
                     log.warn("directory: listing {} failed: {}", entry.getKey(), e.toString());
                 }
             });
