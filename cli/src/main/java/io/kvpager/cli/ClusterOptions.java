@@ -44,6 +44,12 @@ final class ClusterOptions {
             description = "Members to join through, comma-separated; any one that is up is enough (default: the cluster host, ports 5701-5703).")
     List<String> join = new ArrayList<>();
 
+    @Option(names = "--cluster-quorum", paramLabel = "N", defaultValue = "1",
+            description = "Fewest members a side of the cluster needs to write the GPU budgets, the instance directory and the limits;"
+                    + " give every node a majority of the cluster's nodes (2 for a coordinator and two workers); 1 turns it off (default: ${DEFAULT-VALUE}).")
+    // initialised as the default too, as the member port: clients drop the member flags
+    int quorum = 1;
+
     @Option(names = "--cluster-config", paramLabel = "FILE",
             description = "Hazelcast XML config instead of the packaged config/cluster.xml.")
     String config;
@@ -108,6 +114,7 @@ final class ClusterOptions {
         flag("--cluster-port", () -> options.setPort(port));
         flag("--cluster-member-port", () -> options.setMemberPort(memberPort));
         flag("--cluster-join", () -> options.setMembers(join.isEmpty() ? List.of(host) : join));
+        flag("--cluster-quorum", () -> options.setQuorum(quorum));
         flag("--cluster-config", () -> options.setConfig(config));
         return options;
     }

@@ -76,7 +76,7 @@ public final class KvPager implements Runnable {
      * The flags only a member of the cluster uses: its ports, its Hazelcast config, the cluster secret. A
      * client keeps its TLS stores: with TLS on it presents its certificate to the node's HTTPS endpoint.
      */
-    static final List<String> MEMBER_FLAGS = List.of("--cluster-port", "--cluster-member-port", "--cluster-config",
+    static final List<String> MEMBER_FLAGS = List.of("--cluster-port", "--cluster-member-port", "--cluster-quorum", "--cluster-config",
             "--cluster-secret-file");
 
     public static CommandLine commandLine(KvPager root) {

@@ -236,6 +236,9 @@ class CommandLineTest {
         Run worker = run("worker", "--instance", "llama", "--tp", "0", "--cluster-host", "localhost");
         assertThat(worker.exitCode()).isEqualTo(2);
         assertThat(worker.err()).contains("--cluster-host", "IP address");
+        Run quorum = run("worker", "--instance", "llama", "--tp", "0", "--cluster-quorum", "0");
+        assertThat(quorum.exitCode()).isEqualTo(2);
+        assertThat(quorum.err()).contains("--cluster-quorum: quorum must be in 1..64, got 0");
         Run status = run("status", "--cluster", "--cluster-join", "10.0.0.1:99999");
         assertThat(status.exitCode()).isEqualTo(2);
         assertThat(status.err()).contains("--cluster-join", "port outside 1..65535");

@@ -1,5 +1,6 @@
 package io.kvpager.cluster;
 
+import com.hazelcast.splitbrainprotection.SplitBrainProtectionException;
 import io.kvpager.impl.membership.ClusterMembership;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Which cache instances are coordinated, and which rank workers serve, anywhere in the cluster,
@@ -37,6 +39,8 @@ public final class ClusterDirectory {
     public static final String INSTANCES = "kvpager.instances";
     /** One entry per rank worker and node, the worker as JSON ({@link RegisteredWorker}). */
     public static final String WORKERS = "kvpager.workers";
+    /** How often an entry the quorum refused is tried again. */
+    private static final long RELIST_MS = 1_000;
     /** The node id entries carry when Vert.x is not clustered. */
     static final String LOCAL_NODE = "local";
     /** One per Vert.x, until it closes: it keeps what its node registered. */
@@ -47,6 +51,11 @@ public final class ClusterDirectory {
     /** What this node registered: key to the exact value, per map, so that it removes only its own. */
     private final Map<String, String> ownInstances = new ConcurrentHashMap<>();
     private final Map<String, String> ownWorkers = new ConcurrentHashMap<>();
+    /** This node's entries that a side smaller than the quorum refused to list: listed as soon as members join. */
+    private final Map<String, String> unlistedInstances = new ConcurrentHashMap<>();
+    private final Map<String, String> unlistedWorkers = new ConcurrentHashMap<>();
+    /** Whether a retry of the unlisted entries is due: Hazelcast counts a new member toward the quorum a little after it joined. */
+    private final AtomicBoolean relistDue = new AtomicBoolean();
 
     private ClusterDirectory(Vertx vertx) {
         this.vertx = vertx;
@@ -65,6 +74,7 @@ public final class ClusterDirectory {
                     directory.membership.subscribe(context, left -> sweeping.nodeLeft(left));
                     // the larger side of a split removed this node's entries when it counted the node gone
                     directory.membership.subscribeDisplacement(context, why -> { }, sweeping::restoreOwn);
+                    directory.membership.subscribeChanges(context, sweeping::listUnlisted);
                 }
                 DIRECTORIES.put(vertx, directory);
                 if (vertx instanceof VertxInternal internal) {
@@ -85,14 +95,19 @@ public final class ClusterDirectory {
         return membership == null ? LOCAL_NODE : membership.nodeId();
     }
 
-    /** {@code instance} is coordinated on this node. */
+    /**
+     * {@code instance} is coordinated on this node. Where the cluster has fewer members than its
+     * quorum ({@link ClusterNodeOptions#setQuorum}), which refuses the write, the entry is listed
+     * as soon as enough members have joined, and this answers at once.
+     */
     public Future<Void> registerCoordinator(String instance) {
         String node = nodeId();
-        return instances().compose(m -> m.put(instance, node)).onSuccess(v -> ownInstances.put(instance, node));
+        return list(instances(), instance, node, ownInstances, unlistedInstances);
     }
 
     /** Removes {@code instance}'s entry if this node registered it; another node's entry stays. */
     public Future<Void> unregisterCoordinator(String instance) {
+        unlistedInstances.remove(instance);
         String node = ownInstances.remove(instance);
         return node == null ? Future.succeededFuture() : instances().compose(m -> m.removeIfPresent(instance, node)).mapEmpty();
     }
@@ -101,7 +116,60 @@ public final class ClusterDirectory {
     public Future<Void> registerWorker(String instance, int pp, int tp) {
         RegisteredWorker worker = new RegisteredWorker(instance, pp, tp, nodeId());
         String value = worker.toJson().encode();
-        return workers().compose(m -> m.put(worker.key(), value)).onSuccess(v -> ownWorkers.put(worker.key(), value));
+        return list(workers(), worker.key(), value, ownWorkers, unlistedWorkers);
+    }
+
+    private Future<Void> list(Future<AsyncMap<String, String>> map, String key, String value, Map<String, String> own,
+                              Map<String, String> unlisted) {
+        return map.compose(m -> m.put(key, value)).transform(put -> {
+            if (put.succeeded()) {
+                own.put(key, value);
+                return Future.succeededFuture();
+            }
+            if (!refusedByQuorum(put.cause())) {
+                return Future.failedFuture(put.cause());
+            }
+            own.put(key, value);
+            unlisted.put(key, value);
+            relistLater();
+            log.info("directory: {} is listed once the cluster has as many members as its quorum ({})", key, put.cause().getMessage());
+            return Future.succeededFuture();
+        });
+    }
+
+    /** Lists the entries a quorum refused before, now that a member joined or left. */
+    private void listUnlisted() {
+        relist(instances(), unlistedInstances, ownInstances);
+        relist(workers(), unlistedWorkers, ownWorkers);
+    }
+
+    private void relistLater() {
+        if (relistDue.compareAndSet(false, true)) {
+            vertx.setTimer(RELIST_MS, id -> {
+                relistDue.set(false);
+                listUnlisted();
+            });
+        }
+    }
+
+    private void relist(Future<AsyncMap<String, String>> map, Map<String, String> unlisted, Map<String, String> own) {
+        for (Map.Entry<String, String> entry : Map.copyOf(unlisted).entrySet()) {
+            map.compose(m -> m.put(entry.getKey(), entry.getValue())).onSuccess(v -> {
+                unlisted.remove(entry.getKey(), entry.getValue());
+                if (entry.getValue().equals(own.get(entry.getKey()))) {
+                    log.info("directory: {} listed, the cluster having reached its quorum", entry.getKey());
+                } else {
+                    // unregistered while the write was on its way
+                    map.compose(m -> m.removeIfPresent(entry.getKey(), entry.getValue()));
+                }
+            }).onFailure(e -> {
+                if (refusedByQuorum(e)) {
+                    relistLater();
+                } else {
+                    log.warn("directory: listing {} failed: {}", entry.getKey(), e.toString());
+                }
+            });
+        }
     }
 
     /**
@@ -157,6 +225,8 @@ public final class ClusterDirectory {
         }
         ownInstances.clear();
         ownWorkers.clear();
+        unlistedInstances.clear();
+        unlistedWorkers.clear();
         return Future.join(removed).andThen(done -> {
             long gone = removed.stream().filter(f -> f.succeeded() && f.result()).count();
             if (gone > 0) {
@@ -203,7 +273,14 @@ public final class ClusterDirectory {
                 log.warn("directory: node {} put back {} of its entries, lost with members that left", nodeId(), n);
             }
             return n;
-        }).onFailure(e -> log.warn("directory: putting back this node's entries failed: {}", e.toString()));
+        }).onFailure(e -> {
+            if (refusedByQuorum(e)) {
+                log.info("directory: this node's entries are put back once its side of the cluster has the quorum's members ({})",
+                        e.getMessage());
+            } else {
+                log.warn("directory: putting back this node's entries failed: {}", e.toString());
+            }
+        });
     }
 
     private static void sweep(Future<AsyncMap<String, String>> map, Set<String> members, String what,
@@ -221,7 +298,25 @@ public final class ClusterDirectory {
                 }
             }
             return Future.join(removals);
-        })).onFailure(e -> log.warn("directory: removing the entries of nodes that left failed: {}", e.toString()));
+        })).onFailure(e -> {
+            if (refusedByQuorum(e)) {
+                log.warn("directory: not removing the entries of nodes that left: this side of the cluster has {} member(s),"
+                        + " fewer than the cluster's quorum, so it may be the smaller side of a split; the larger side removes"
+                        + " them ({})", members.size(), e.getMessage());
+            } else {
+                log.warn("directory: removing the entries of nodes that left failed: {}", e.toString());
+            }
+        });
+    }
+
+    /** Whether {@code e} is Hazelcast refusing a write on a side of the cluster smaller than its quorum. */
+    static boolean refusedByQuorum(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SplitBrainProtectionException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Future<AsyncMap<String, String>> instances() {

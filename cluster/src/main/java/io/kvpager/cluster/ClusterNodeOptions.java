@@ -23,7 +23,7 @@ import static io.kvpager.impl.options.OptionType.STRING_LIST;
  *
  * <pre>{@code
  * {"clusterName": "llama-prod", "host": "127.0.0.1", "port": 0, "memberPort": 5701,
- *  "members": ["127.0.0.1:5701"], "config": "config/cluster.xml",
+ *  "members": ["127.0.0.1:5701"], "quorum": 2, "config": "config/cluster.xml",
  *  "keyStore": "node.p12", "keyStorePassword": "...", "trustStore": "cluster.p12", "trustStorePassword": "...",
  *  "clusterSecret": "..."}
  * }</pre>
@@ -34,6 +34,8 @@ public class ClusterNodeOptions {
     public static final String DEFAULT_CLUSTER_NAME = "kvpager";
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_MEMBER_PORT = 5701;
+    /** The most a quorum may ask: kvpager clusters are a few nodes per cache deployment. */
+    public static final int MAX_QUORUM = 64;
 
     /** Every option: its JSON key and type, its getter and setter (which holds its rule); the JSON constructor and {@link #toJson()} read it. */
     private static final OptionTable<ClusterNodeOptions> OPTIONS = OptionTable.<ClusterNodeOptions>of("cluster option", OptionTable.MISTYPED)
@@ -42,6 +44,7 @@ public class ClusterNodeOptions {
             .add("port", INT, ClusterNodeOptions::getPort, ClusterNodeOptions::setPort)
             .add("memberPort", INT, ClusterNodeOptions::getMemberPort, ClusterNodeOptions::setMemberPort)
             .add("members", STRING_LIST, ClusterNodeOptions::getMembers, ClusterNodeOptions::setMembers)
+            .add("quorum", INT, ClusterNodeOptions::getQuorum, ClusterNodeOptions::setQuorum)
             .add("config", STRING, ClusterNodeOptions::getConfig, ClusterNodeOptions::setConfig)
             .add("keyStore", STRING, ClusterNodeOptions::getKeyStore, ClusterNodeOptions::setKeyStore)
             .add("keyStorePassword", STRING, ClusterNodeOptions::getKeyStorePassword, ClusterNodeOptions::setKeyStorePassword)
@@ -54,6 +57,7 @@ public class ClusterNodeOptions {
     private int port;
     private int memberPort = DEFAULT_MEMBER_PORT;
     private List<String> members = List.of(DEFAULT_HOST);
+    private int quorum = 1;
     private String config;
     private String keyStore;
     private String keyStorePassword;
@@ -165,6 +169,23 @@ public class ClusterNodeOptions {
             checkMember(member);
         }
         this.members = List.copyOf(members);
+        return this;
+    }
+
+    public int getQuorum() {
+        return quorum;
+    }
+
+    /**
+     * The fewest members a side of the cluster must have to write the records that decide memory
+     * (each GPU's shares and capacity, the instance directory, the instances' limits): on a side
+     * with fewer, Hazelcast refuses those writes (split-brain protection), so the smaller side of a
+     * partition cannot grant, free or remove what the larger side still counts. 1 (the default)
+     * turns the protection off, as a single-node cluster needs; give every node of a cluster the
+     * same value, a majority of its nodes (2 for a coordinator and two workers).
+     */
+    public ClusterNodeOptions setQuorum(int quorum) {
+        this.quorum = OptionRules.inRange("quorum", quorum, 1, MAX_QUORUM);
         return this;
     }
 

@@ -3,26 +3,41 @@ package io.kvpager.cluster;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.config.SplitBrainProtectionConfig;
+import com.hazelcast.splitbrainprotection.SplitBrainProtectionOn;
 import com.hazelcast.config.TcpIpConfig;
 import com.hazelcast.config.XmlConfigBuilder;
+import io.kvpager.impl.broker.GpuBroker;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The Hazelcast member config of a node: {@code config/cluster.xml} (packaged as
  * {@value #PACKAGED}) or the file the options name, with the node's own settings on top: cluster
- * name, the interface it binds, its member port, the members to join when the join is TCP-IP, and
- * no Hazelcast shutdown hook (the node leaves by itself). Nothing else of the file is changed.
+ * name, the interface it binds, its member port, the members to join when the join is TCP-IP, no
+ * Hazelcast shutdown hook (the node leaves by itself), and with a quorum above 1 the split-brain
+ * protection of the books. Nothing else of the file is changed.
  */
 final class MemberConfig {
 
     /** The packaged copy of {@code config/cluster.xml}. */
     static final String PACKAGED = "/io/kvpager/cluster/cluster.xml";
     static final String SHUTDOWN_HOOK = "hazelcast.shutdownhook.enabled";
+    /** The split-brain protection the books are written under when the node's quorum is above 1. */
+    static final String BOOKS_QUORUM = "kvpager.books-quorum";
+    /** The instances' last limits (the coordinator's {@code InstanceLimits}, package-private there). */
+    static final String LIMITS = "kvpager.limits";
+    /**
+     * The records a smaller side of a split must not write: what it would grant or free there the
+     * larger side does not see, and the merge would then pick one side's record over the other's.
+     */
+    static final List<String> PROTECTED_BOOKS = List.of(GpuBroker.SHARES, GpuBroker.CAPACITIES, ClusterDirectory.INSTANCES,
+            ClusterDirectory.WORKERS, LIMITS);
 
     private MemberConfig() {
     }
@@ -47,6 +62,14 @@ final class MemberConfig {
         TcpIpConfig tcpIp = join.getTcpIpConfig();
         if (tcpIp.isEnabled()) {
             tcpIp.setMembers(options.getMembers());
+        }
+        if (options.getQuorum() > 1) {
+            // writes only: a smaller side may still read what it last saw, e.g. for status
+            config.addSplitBrainProtectionConfig(new SplitBrainProtectionConfig(BOOKS_QUORUM, true, options.getQuorum())
+                    .setProtectOn(SplitBrainProtectionOn.WRITE));
+            for (String book : PROTECTED_BOOKS) {
+                config.getMapConfig(book).setSplitBrainProtectionName(BOOKS_QUORUM);
+            }
         }
         return config;
     }

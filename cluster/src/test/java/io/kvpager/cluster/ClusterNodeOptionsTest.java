@@ -27,13 +27,14 @@ class ClusterNodeOptionsTest {
         assertThat(options.getPort()).isZero();
         assertThat(options.getMemberPort()).isEqualTo(5701);
         assertThat(options.getMembers()).containsExactly("127.0.0.1");
+        assertThat(options.getQuorum()).isEqualTo(1);
         assertThat(options.isTls()).isFalse();
     }
 
     @Test
     void survivesAJsonRoundTrip() {
         ClusterNodeOptions options = new ClusterNodeOptions().setClusterName("llama-prod").setHost("10.0.0.7").setPort(15701)
-                .setMemberPort(5801).setMembers(List.of("10.0.0.5:5801", "10.0.0.6", "[::1]:5701")).setConfig("cluster.xml")
+                .setMemberPort(5801).setMembers(List.of("10.0.0.5:5801", "10.0.0.6", "[::1]:5701")).setQuorum(2).setConfig("cluster.xml")
                 .setKeyStore("node.p12").setKeyStorePassword("secret").setTrustStore("ca.p12").setTrustStorePassword("other")
                 .setClusterSecret("the-cluster-secret-0123");
         ClusterNodeOptions back = new ClusterNodeOptions(options.toJson());
@@ -44,7 +45,7 @@ class ClusterNodeOptionsTest {
 
     static Stream<Arguments> badJson() {
         return Stream.of(
-                arguments(new JsonObject().put("clusterNmae", "x"), "unknown cluster option 'clusterNmae'; known cluster options: clusterName, host, port, memberPort, members, config, "
+                arguments(new JsonObject().put("clusterNmae", "x"), "unknown cluster option 'clusterNmae'; known cluster options: clusterName, host, port, memberPort, members, quorum, config, "
                         + "keyStore, keyStorePassword, trustStore, trustStorePassword, clusterSecret"),
                 arguments(new JsonObject().put("clusterName", "has space"), "clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got 'has space'"),
                 arguments(new JsonObject().put("clusterName", ""), "clusterName must be 1 to 64 letters, digits, '.', '-' or '_', got ''"),
@@ -59,6 +60,8 @@ class ClusterNodeOptionsTest {
                 arguments(new JsonObject().put("members", new JsonArray().add("10.0.0.1:x")), "has a port that is not a number"),
                 arguments(new JsonObject().put("members", new JsonArray().add("10.0.0.1:70000")), "has a port outside 1..65535"),
                 arguments(new JsonObject().put("members", "10.0.0.1"), "members must be a list of strings, got \"10.0.0.1\" (String)"),
+                arguments(new JsonObject().put("quorum", 0), "quorum must be in 1..64, got 0"),
+                arguments(new JsonObject().put("quorum", 65), "quorum must be in 1..64, got 65"),
                 arguments(new JsonObject().put("keyStore", " "), "keyStore must not be blank"));
     }
 

@@ -4,6 +4,8 @@ import io.kvpager.impl.broker.GpuBroker;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.SplitBrainProtectionConfig;
+import com.hazelcast.splitbrainprotection.SplitBrainProtectionOn;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -61,6 +63,33 @@ class MemberConfigTest {
         assertThat(config.getNetworkConfig().isPortAutoIncrement()).isTrue();
         assertThat(config.getNetworkConfig().getInterfaces().getInterfaces()).containsExactly("10.1.2.3");
         assertThat(config.getNetworkConfig().getJoin().getTcpIpConfig().getMembers()).containsExactly("10.1.2.4:5901", "10.1.2.5");
+    }
+
+    @Test
+    void withoutAQuorumNothingIsProtectedSoThatOneNodeIsACluster() {
+        Config config = MemberConfig.of(new ClusterNodeOptions(), "kvpager");
+        assertThat(config.getSplitBrainProtectionConfigs()).isEmpty();
+        for (String book : MemberConfig.PROTECTED_BOOKS) {
+            assertThat(config.getMapConfig(book).getSplitBrainProtectionName()).as(book).isNull();
+        }
+    }
+
+    @Test
+    void aQuorumProtectsTheWritesOfEveryBook() {
+        Config config = MemberConfig.of(new ClusterNodeOptions().setQuorum(3), "kvpager");
+        SplitBrainProtectionConfig protection = config.getSplitBrainProtectionConfig(MemberConfig.BOOKS_QUORUM);
+        assertThat(protection.isEnabled()).isTrue();
+        assertThat(protection.getMinimumClusterSize()).isEqualTo(3);
+        assertThat(protection.getProtectOn()).isEqualTo(SplitBrainProtectionOn.WRITE);
+        // by the names the brokers, the directory and the limits use
+        assertThat(MemberConfig.PROTECTED_BOOKS).contains(GpuBroker.SHARES, GpuBroker.CAPACITIES, ClusterDirectory.INSTANCES,
+                ClusterDirectory.WORKERS, "kvpager.limits");
+        for (String book : MemberConfig.PROTECTED_BOOKS) {
+            assertThat(config.getMapConfig(book).getSplitBrainProtectionName()).as(book).isEqualTo(MemberConfig.BOOKS_QUORUM);
+        }
+        // the file's settings of a protected map stay
+        assertThat(config.getMapConfig(GpuBroker.SHARES).getBackupCount()).isEqualTo(2);
+        assertThat(config.getMapConfig("__vertx.nodeInfo").getSplitBrainProtectionName()).isNull();
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.kvpager.cluster.process;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.sim.SimOptions;
+import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
@@ -20,7 +21,9 @@ import java.util.List;
  * process of their own, driven from the test's node over the event bus as any client would:
  * {@code alloc}, {@code free} and {@code stats} to the coordinator, {@code stats} to each worker.
  * Geometry: 2 layers × K and V of 64 KiB blocks, 2 MiB pages (32 blocks per page id, one 8 MiB
- * handle per page id and rank), 16 page ids.
+ * handle per page id and rank), 16 page ids. Every node binds the address of the test's node and
+ * has its quorum, except a coordinator spawned in a {@link NetworkNamespace}, which binds the
+ * namespace's end.
  */
 public final class CacheProcesses implements AutoCloseable {
 
@@ -62,6 +65,22 @@ public final class CacheProcesses implements AutoCloseable {
         return spawn("coordinator", new JsonArray(), new JsonArray().add(options().toJson()));
     }
 
+    /**
+     * Spawns a coordinator as {@link #spawnCoordinator()} does, in {@code namespace}: its node binds
+     * the namespace's end and joins through the test's node across the veth pair.
+     */
+    public SpawnedNode spawnCoordinatorIn(NetworkNamespace namespace) {
+        // the namespace is the node's alone: the first member port is free there
+        ClusterNodeOptions node = new ClusterNodeOptions().setClusterName(here.options().getClusterName())
+                .setHost(namespace.innerAddress()).setMemberPort(ClusterNodeOptions.DEFAULT_MEMBER_PORT)
+                .setMembers(List.of(here.memberAddress())).setQuorum(here.options().getQuorum());
+        SpawnedNode spawnedNode = SpawnedNode.spawn(instance + "-coordinator-" + (++serial),
+                TestClusters.spec(node, new JsonArray(), new JsonArray().add(options().toJson())), namespace.launcher(),
+                SpawnedNode.SMALL_JVM);
+        spawned.add(spawnedNode);
+        return spawnedNode;
+    }
+
     /** The cache's options: every coordinator of it, in any process, is started with these. */
     public KvCacheOptions options() {
         return new KvCacheOptions().setInstance(instance).setTp(2).setLayers(2).setKvBuffers(2).setBlockBytes(64 << 10)
@@ -70,7 +89,9 @@ public final class CacheProcesses implements AutoCloseable {
     }
 
     private SpawnedNode spawn(String role, JsonArray workers, JsonArray caches) {
-        SpawnedNode node = SpawnedNode.spawn(instance + "-" + role + "-" + (++serial), TestClusters.spec(here, workers, caches));
+        ClusterNodeOptions options = TestClusters.nodeOptions(here.options().getClusterName(), here.memberAddress(), here.options().getHost())
+                .setQuorum(here.options().getQuorum());
+        SpawnedNode node = SpawnedNode.spawn(instance + "-" + role + "-" + (++serial), TestClusters.spec(options, workers, caches));
         spawned.add(node);
         return node;
     }

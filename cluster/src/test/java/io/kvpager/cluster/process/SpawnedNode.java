@@ -52,13 +52,22 @@ public final class SpawnedNode implements AutoCloseable {
      * Spawns a node process for {@code spec}, with {@code jvmFlags} before the class path.
      */
     public static SpawnedNode spawn(String name, JsonObject spec, List<String> jvmFlags) {
+        return spawn(name, spec, List.of(), jvmFlags);
+    }
+
+    /**
+     * Spawns a node process for {@code spec} through {@code launcher} (a command prefix, such as
+     * {@code ip netns exec NAME}, that execs the JVM in place, so that {@link #pid()} is the JVM's),
+     * with {@code jvmFlags} before the class path.
+     */
+    public static SpawnedNode spawn(String name, JsonObject spec, List<String> launcher, List<String> jvmFlags) {
         Path log = Path.of("target", "nodes", name + ".log");
         try {
             Files.createDirectories(log.getParent());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(launcher);
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmFlags);
         command.add("-Djava.net.preferIPv4Stack=true");
@@ -76,8 +85,11 @@ public final class SpawnedNode implements AutoCloseable {
 
     /** Spawns with the flags that start a small JVM quickly: C1 only, serial GC, a small heap. */
     public static SpawnedNode spawn(String name, JsonObject spec) {
-        return spawn(name, spec, List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Xss512k"));
+        return spawn(name, spec, List.of(), SMALL_JVM);
     }
+
+    /** The flags that start a small JVM quickly: C1 only, serial GC, a small heap. */
+    public static final List<String> SMALL_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Xss512k");
 
     private void read(Path log) {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));

@@ -31,7 +31,12 @@ public final class TestClusters {
 
     /** A port free on loopback now. */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        return freePort("127.0.0.1");
+    }
+
+    /** A port free on {@code host}, an address of this machine, now. */
+    public static int freePort(String host) {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.ofLiteral(host))) {
             return socket.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -40,9 +45,14 @@ public final class TestClusters {
 
     /** Options for a node of {@code cluster} that joins through {@code join} (its own address for the first node). */
     public static ClusterNodeOptions nodeOptions(String cluster, String join) {
-        int port = freePort();
-        return new ClusterNodeOptions().setClusterName(cluster).setHost("127.0.0.1").setMemberPort(port)
-                .setMembers(List.of(join == null ? "127.0.0.1:" + port : join));
+        return nodeOptions(cluster, join, "127.0.0.1");
+    }
+
+    /** As {@link #nodeOptions(String, String)}, the node bound to {@code host}. */
+    public static ClusterNodeOptions nodeOptions(String cluster, String join, String host) {
+        int port = freePort(host);
+        return new ClusterNodeOptions().setClusterName(cluster).setHost(host).setMemberPort(port)
+                .setMembers(List.of(join == null ? host + ":" + port : join));
     }
 
     /** Starts the first node of {@code cluster} in this JVM. */
@@ -50,10 +60,19 @@ public final class TestClusters {
         return await(ClusterNode.start(nodeOptions(cluster, null)));
     }
 
+    /** Starts the first node of a cluster in this JVM, with {@code options} (from {@link #nodeOptions}). */
+    public static ClusterNode startHere(ClusterNodeOptions options) {
+        return await(ClusterNode.start(options));
+    }
+
     /** The spec of a spawned node that joins {@code here}'s cluster and runs {@code workers} and {@code caches}. */
     public static JsonObject spec(ClusterNode here, JsonArray workers, JsonArray caches) {
-        return new JsonObject().put("node", nodeOptions(here.options().getClusterName(), here.memberAddress()).toJson())
-                .put("workers", workers).put("caches", caches);
+        return spec(nodeOptions(here.options().getClusterName(), here.memberAddress()), workers, caches);
+    }
+
+    /** The spec of a spawned node with {@code node}'s options that runs {@code workers} and {@code caches}. */
+    public static JsonObject spec(ClusterNodeOptions node, JsonArray workers, JsonArray caches) {
+        return new JsonObject().put("node", node.toJson()).put("workers", workers).put("caches", caches);
     }
 
     /** Waits for {@code future} from the test's thread, at most a minute. */
