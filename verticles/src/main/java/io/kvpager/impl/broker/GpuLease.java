@@ -231,6 +231,9 @@ final class GpuLease {
             return broker.lease(pool, owner, target, target).transform(ar -> {
                 if (ar.failed() && ar.cause() instanceof GpuBroker.ShareTakenOver taken) {
                     log.info("pool {} on gpu {}: nothing to give back: {}", pool, broker.gpu(), taken.getMessage());
+                } else if (ar.failed() && onMinoritySide(ar.cause())) {
+                    log.warn("pool {} on gpu {}: its lease is not given back while this node is on the smaller side of a split "
+                            + "(too few members to write the GPU's books); the books are recomputed when the sides merge", pool, broker.gpu());
                 } else if (ar.failed() || ar.result() < 0) {
                     log.error("pool {} on gpu {}: giving its lease back down to {} bytes failed: {}", pool, broker.gpu(), target,
                             ar.failed() ? ar.cause().getMessage() : "its share was gone and the other pools had taken the room");
@@ -242,6 +245,20 @@ final class GpuLease {
 
     private void armIdle() {
         armIdle(IDLE_MS);
+    }
+
+    /**
+     * Whether {@code failure} is the cluster manager refusing a write of the books on a side of a
+     * split with fewer members than the quorum ({@code --cluster-quorum}); named, not typed, as
+     * this module sees only Vert.x's cluster SPI.
+     */
+    static boolean onMinoritySide(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getClass().getSimpleName().equals("SplitBrainProtectionException")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Checks for idleness in {@code delayMs}, unless a check is pending already. */
