@@ -24,8 +24,8 @@ import java.util.function.Supplier;
  * <tr><th>action</th><th>body</th><th>reply</th></tr>
  * <tr><td>{@code pool}</td><td>{@code {}}</td><td>{@code {instance, stages, tp, group}}: which pool this coordinator serves</td></tr>
  * <tr><td>{@code stats}</td><td>{@code {}}</td><td>{@link io.kvpager.cache.CacheStats#toJson()}</td></tr>
- * <tr><td>{@code alloc}</td><td>{@code {blocks: int}}</td><td>{@code {blocks: [ids]}} or {@code {miss: reason, detail}}</td></tr>
- * <tr><td>{@code free}</td><td>{@code {blocks: [ids]}}</td><td>{@code {}}</td></tr>
+ * <tr><td>{@code alloc}</td><td>{@code {blocks: int}}</td><td>{@code {blocks: [ids], owner}} or {@code {miss: reason, detail}}</td></tr>
+ * <tr><td>{@code free}</td><td>{@code {blocks: [ids], owner?}}: {@code owner} as the alloc answered it</td><td>{@code {}}; 410 when another owner handed them out</td></tr>
  * <tr><td>{@code fence}</td><td>{@code {}}</td><td>{@code {fence: id}}</td></tr>
  * <tr><td>{@code retired}</td><td>{@code {fence: id}}</td><td>{@code {}}</td></tr>
  * <tr><td>{@code available}</td><td>{@code {}}</td><td>{@code {blocks: int}}</td></tr>
@@ -81,7 +81,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             case "pool" -> Future.succeededFuture(poolJson(coordinator.pool()));
             case "stats" -> coordinator.stats().map(s -> s.toJson());
             case "alloc" -> coordinator.alloc(integer(body, "blocks")).map(CoordinatorEndpoint::allocationJson);
-            case "free" -> coordinator.free(intArray(body, "blocks")).map(v -> new JsonObject());
+            case "free" -> coordinator.free(intArray(body, "blocks"), optionalText(body, "owner")).map(v -> new JsonObject());
             case "fence" -> {
                 long id = coordinator.nextFenceId();
                 coordinator.openFence(id);
@@ -110,7 +110,9 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
         for (int i = 0; i < a.size(); i++) {
             blocks.add(a.block(i));
         }
-        return new JsonObject().put("blocks", blocks);
+        JsonObject answer = new JsonObject().put("blocks", blocks);
+        // the incarnation that handed the blocks out: a free that names it is refused by any later one
+        return a.incarnation() == null ? answer : answer.put("owner", a.incarnation());
     }
 
     static JsonObject limitJson(LimitResult r) {
@@ -142,6 +144,14 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             throw new IllegalArgumentException(key + " must be an integer, got " + shown(value));
         }
         return ((Number) value).longValue();
+    }
+
+    private static String optionalText(JsonObject body, String key) {
+        Object value = body.getValue(key);
+        if (value != null && !(value instanceof String)) {
+            throw new IllegalArgumentException(key + " must be a string, got " + shown(value));
+        }
+        return (String) value;
     }
 
     private static int[] intArray(JsonObject body, String key) {
