@@ -51,7 +51,15 @@ public final class CacheProcesses implements AutoCloseable {
 
     /** Spawns the worker of rank pp0/tp{@code tp}; wait for it with {@link SpawnedNode#awaitReady}. */
     public SpawnedNode spawnWorker(int tp) {
-        JsonObject sim = new JsonObject().put("gpuKey", instance).put("capacityBytes", 4L << 30);
+        return spawnWorker(tp, new JsonArray(), 4L << 30);
+    }
+
+    /**
+     * Spawns the worker of rank pp0/tp{@code tp} on a simulated GPU of {@code capacityBytes} whose
+     * driver calls follow the fault plan {@code faults} ({@code io.kvpager.sim.FaultPlan#parse}).
+     */
+    public SpawnedNode spawnWorker(int tp, JsonArray faults, long capacityBytes) {
+        JsonObject sim = new JsonObject().put("gpuKey", instance).put("capacityBytes", capacityBytes).put("faults", faults);
         JsonObject worker = new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(SEND_TIMEOUT_MS).setLeaseGraceMs(leaseGraceMs).toJson();
         return spawn("tp" + tp, new JsonArray().add(worker), new JsonArray());
     }
@@ -81,6 +89,16 @@ public final class CacheProcesses implements AutoCloseable {
 
     public Future<JsonObject> free(JsonArray blocks) {
         return toCoordinator("free", new JsonObject().put("blocks", blocks), REQUEST_TIMEOUT_MS);
+    }
+
+    /** {@code alloc} that waits for its answer up to {@code timeoutMs}. */
+    public Future<JsonObject> alloc(int blocks, long timeoutMs) {
+        return toCoordinator("alloc", new JsonObject().put("blocks", blocks), timeoutMs);
+    }
+
+    /** {@code free} of blocks that the coordinator incarnation {@code owner} handed out (the alloc's answer names it). */
+    public Future<JsonObject> free(JsonArray blocks, String owner, long timeoutMs) {
+        return toCoordinator("free", new JsonObject().put("blocks", blocks).put("owner", owner), timeoutMs);
     }
 
     /** The cache's stats as the coordinator answers them (its ledger's pool, each rank, each GPU). */

@@ -83,10 +83,16 @@ final class GroupOwners {
         return owners.get(group);
     }
 
-    /** {@code owner} holds {@code group} from now on; a lapsing lease of the previous owner is cancelled. */
+    /**
+     * {@code owner} holds {@code group} from now on; a lapsing lease of the previous owner is
+     * cancelled, and so is the owner's own when its node is a member again: a node that this rank
+     * saw leave was only cut off from it (this rank's own pause, a partition), and an owner that
+     * claims its group again once they see each other renews its lease rather than losing its group
+     * to a timer that no longer means anything.
+     */
     void claim(int group, Owner owner) {
         Owner previous = owners.put(group, owner);
-        if (!owner.equals(previous)) {
+        if (!owner.equals(previous) || departures.present(owner.nodeId())) {
             cancel(group);
         }
         if (!departures.present(owner.nodeId())) {
