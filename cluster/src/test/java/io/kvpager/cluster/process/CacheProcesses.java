@@ -173,12 +173,18 @@ public final class CacheProcesses implements AutoCloseable {
     public Duration untilAllocates(Duration bound) {
         long started = System.nanoTime();
         JsonObject[] served = new JsonObject[1];
-        Awaitility.await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
-            // every try waits for its answer: one given up on would leave its blocks allocated
-            JsonObject answer = alloc(BLOCKS_PER_PAGE).otherwiseEmpty().await();
-            served[0] = answer;
-            return answer != null && answer.containsKey("blocks");
-        });
+        Throwable[] failed = new Throwable[1];
+        try {
+            Awaitility.await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
+                // every try waits for its answer: one given up on would leave its blocks allocated
+                JsonObject answer = alloc(BLOCKS_PER_PAGE).onFailure(e -> failed[0] = e).otherwiseEmpty().await();
+                served[0] = answer;
+                return answer != null && answer.containsKey("blocks");
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("no allocation served within " + bound + "; the last answer: "
+                    + (served[0] != null ? served[0].encode() : String.valueOf(failed[0])), e);
+        }
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         TestClusters.await(free(served[0].getJsonArray("blocks")));
         return took;

@@ -128,6 +128,11 @@ final class GroupOwners {
     }
 
     private void nodeLeft(String nodeId) {
+        if (departures.present(nodeId)) {
+            // the notice waited behind this rank's own work (a long call, a pause) until the node was back
+            LOG.info("{}: node {} left the cluster and is back already; its groups keep their lease", rank, nodeId);
+            return;
+        }
         List<Map.Entry<Integer, Owner>> gone = new ArrayList<>();
         for (Map.Entry<Integer, Owner> entry : owners.entrySet()) {
             if (entry.getValue().isOn(nodeId)) {
