@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Hazelcast writes an endpoint ({@code [127.0.0.1]:5702}), for a short while after they said so.
  * A node that leaves gracefully is taken off the others' member lists only once their connection
  * monitor gives up on it, after a few refused reconnections; the log filter of the command line
- * ({@code io.kvpager.cli.DepartureNotices}) reads this to keep that expected "Connection refused"
+ * ({@code io.kvpager.cli.ConnectionNotices}) reads this to keep that expected "Connection refused"
  * out of an ordinary stop, while the same line about a member that crashed still shows.
  */
 public final class Departures {

@@ -26,9 +26,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * After a node stops cleanly, the others no longer print Hazelcast's "Connection refused" WARN
- * about it; about a member that never said it was leaving, the line stays.
+ * about it; about a member that never said it was leaving, the line stays. A member connection
+ * closed by a broken pipe (a member was killed) is one line, not a stack trace.
  */
-class DepartureNoticesTest {
+class ConnectionNoticesTest {
 
     private static final String REFUSED = "[127.0.0.1]:5701 [llama-prod] [5.3.8] Removing connection to endpoint [127.0.0.1]:%d"
             + " Cause => java.io.IOException {Connection refused to address /127.0.0.1:%d}, Error-Count: 5";
@@ -37,8 +38,8 @@ class DepartureNoticesTest {
 
     @Test
     void onlyTheRefusalsOfAMemberThatSaidItWasLeavingAreDropped() {
-        DepartureNotices notices = new DepartureNotices();
-        Logger connections = context.getLogger(DepartureNotices.CONNECTION_LOGGER);
+        ConnectionNotices notices = new ConnectionNotices();
+        Logger connections = context.getLogger(ConnectionNotices.ERRORS_LOGGER);
         int left = freePort();
         int crashed = freePort();
         String aboutLeft = String.format(REFUSED, left, left);
@@ -55,14 +56,44 @@ class DepartureNoticesTest {
     }
 
     @Test
-    void aCleanStopLeavesNoConnectionRefusedLineOnTheOtherNode() throws Exception {
-        DepartureNotices notices = new DepartureNotices();
+    void aConnectionClosedByABrokenPipeIsOneLine() {
+        ConnectionNotices notices = new ConnectionNotices();
         notices.start();
         context.addTurboFilter(notices);
         ListAppender<ILoggingEvent> lines = new ListAppender<>();
         lines.setContext(context);
         lines.start();
-        Logger connections = context.getLogger(DepartureNotices.CONNECTION_LOGGER);
+        Logger connection = context.getLogger(ConnectionNotices.CONNECTION_LOGGER);
+        connection.addAppender(lines);
+        try {
+            // as a worker logged it when its coordinator was killed (SIGKILL)
+            String closed = "[127.0.0.1]:32903 [kvpager-death] [5.3.8] Connection[id=7, /127.0.0.1:48405->/127.0.0.1:41275, qualifier=null,"
+                    + " endpoint=[127.0.0.1]:41275, remoteUuid=null, alive=false, connectionType=NONE, planeIndex=-1] closed. Reason:"
+                    + " Exception in Connection[id=7, /127.0.0.1:48405->/127.0.0.1:41275, alive=true], thread=hz.epic_euler.IO.thread-out-0";
+            connection.warn(closed, new IOException("Broken pipe"));
+            connection.warn("[127.0.0.1]:32903 [kvpager-death] [5.3.8] something else", new IOException("kept"));
+            assertThat(lines.list).hasSize(2);
+            ILoggingEvent shortened = lines.list.getFirst();
+            assertThat(shortened.getThrowableProxy()).isNull();
+            assertThat(shortened.getLevel()).isEqualTo(Level.WARN);
+            assertThat(shortened.getFormattedMessage()).isEqualTo(closed + ": java.io.IOException: Broken pipe");
+            assertThat(lines.list.get(1).getThrowableProxy()).as("another line keeps its stack trace").isNotNull();
+            assertThat(notices.shortened()).isEqualTo(1);
+        } finally {
+            connection.detachAppender(lines);
+            context.getTurboFilterList().remove(notices);
+        }
+    }
+
+    @Test
+    void aCleanStopLeavesNoConnectionRefusedLineOnTheOtherNode() throws Exception {
+        ConnectionNotices notices = new ConnectionNotices();
+        notices.start();
+        context.addTurboFilter(notices);
+        ListAppender<ILoggingEvent> lines = new ListAppender<>();
+        lines.setContext(context);
+        lines.start();
+        Logger connections = context.getLogger(ConnectionNotices.ERRORS_LOGGER);
         connections.addAppender(lines);
         String cluster = "kvpager-departures-" + UUID.randomUUID().toString().substring(0, 8);
         int firstPort = freePort();
