@@ -122,17 +122,17 @@ final class GroupOwners {
         cancel(group);
     }
 
+    /** Whether the lease on {@code group} is lapsing: its owner's node left, and the grace has not ended. */
+    boolean isLapsing(int group) {
+        return lapsing.containsKey(group);
+    }
+
     /** How many groups wait for their grace period to end. */
     int lapsing() {
         return lapsing.size();
     }
 
     private void nodeLeft(String nodeId) {
-        if (departures.present(nodeId)) {
-            // the notice waited behind this rank's own work (a long call, a pause) until the node was back
-            LOG.info("{}: node {} left the cluster and is back already; its groups keep their lease", rank, nodeId);
-            return;
-        }
         List<Map.Entry<Integer, Owner>> gone = new ArrayList<>();
         for (Map.Entry<Integer, Owner> entry : owners.entrySet()) {
             if (entry.getValue().isOn(nodeId)) {

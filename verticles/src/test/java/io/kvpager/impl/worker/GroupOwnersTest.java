@@ -105,30 +105,4 @@ class GroupOwnersTest {
             return null;
         });
     }
-
-    @Test
-    void aDepartureNoticeHandledOnceTheNodeIsBackEndsNoLease(Vertx vertx) throws Exception {
-        Context context = vertx.getOrCreateContext();
-        Membership membership = new Membership();
-        membership.present.add("back");
-        GroupOwners owners = new GroupOwners(vertx, context, "pp0/tp0", GRACE_MS, (group, owner) -> { }, membership);
-        on(context, () -> {
-            owners.start();
-            owners.claim(0, new Owner("back", 1));
-            // the notice reaches the rank only after the node merged back (the rank was busy or paused)
-            membership.onLeft.accept("back");
-            return null;
-        });
-        assertThat(on(context, owners::lapsing)).isZero();
-        membership.present.remove("back");
-        on(context, () -> {
-            membership.onLeft.accept("back");
-            return null;
-        });
-        assertThat(on(context, owners::lapsing)).isEqualTo(1);
-        on(context, () -> {
-            owners.stop();
-            return null;
-        });
-    }
 }
