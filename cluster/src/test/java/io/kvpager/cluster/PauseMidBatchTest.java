@@ -88,26 +88,26 @@ class PauseMidBatchTest {
             assertThat(answer.getString("miss")).as(answer.encode()).isNotNull();
             assertThat(answer.getString("detail")).contains("pp0/tp1");
             assertThat(answeredMs).isLessThanOrEqualTo(SEND_TIMEOUT_MS + 2_000);
-            await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
+            await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
             System.out.printf("worker paused mid-batch: its node removed %d ms after SIGSTOP%n", (System.nanoTime() - paused) / 1_000_000);
         } finally {
             signal("CONT", tp1.pid());
         }
         long resumed = System.nanoTime();
 
-        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
+        await().ignoreExceptions().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
         Duration firstAlloc = cache.untilAllocates(HEAL);
         System.out.printf("worker resumed: first alloc served %d ms after SIGCONT (%d ms of tries)%n",
                 (System.nanoTime() - resumed) / 1_000_000, firstAlloc.toMillis());
         // the whole batch again, now that the delay has fired: served, and mapped on both ranks alike
         JsonObject batch = await(cache.alloc(BATCH_BLOCKS, 60_000));
         assertThat(batch.containsKey("blocks")).as(batch.encode()).isTrue();
-        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
+        await().ignoreExceptions().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
         assertThat(cache.ownerOn(0)).isEqualTo(owner);
         assertThat(cache.ownerOn(1)).isEqualTo(owner);
         budgetCoversThePools(await(cache.cacheStats()));
         await(cache.free(batch.getJsonArray("blocks"), batch.getString("owner"), 15_000));
-        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
+        await().ignoreExceptions().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
     }
 
     @Test
@@ -128,7 +128,7 @@ class PauseMidBatchTest {
         signal("STOP", coordinator.pid());
         try {
             // tp1 finishes its delayed map while the coordinator is paused; then both give the owner's pages back
-            await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3
+            await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3
                     && cache.released(0) && cache.released(1));
             System.out.printf("coordinator paused mid-batch: removed and its pages released on both workers %d ms after SIGSTOP%n",
                     (System.nanoTime() - paused) / 1_000_000);
@@ -143,7 +143,7 @@ class PauseMidBatchTest {
                 .put("message", String.valueOf(ar.cause().getMessage())))).await(60, TimeUnit.SECONDS);
         System.out.println("coordinator resumed: the batch in flight answered " + answered.encode());
         System.out.println("coordinator said: " + coordinator.awaitLine("was displaced", HEAL));
-        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
+        await().ignoreExceptions().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
         Duration firstAlloc = cache.untilAllocates(HEAL);
         System.out.printf("coordinator resumed: first alloc served %d ms after SIGCONT (%d ms of tries)%n",
                 (System.nanoTime() - resumed) / 1_000_000, firstAlloc.toMillis());
@@ -161,7 +161,7 @@ class PauseMidBatchTest {
         JsonObject batch = await(cache.alloc(BATCH_BLOCKS, 60_000));
         assertThat(batch.containsKey("blocks")).as(batch.encode()).isTrue();
         assertThat(batch.getString("owner")).isEqualTo(after);
-        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
+        await().ignoreExceptions().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
         JsonObject stats = await(cache.cacheStats());
         assertThat(stats.getString("state")).isEqualTo("ready");
         assertThat(stats.getJsonObject("pool").getLong("usedBlocks")).isEqualTo(BATCH_BLOCKS);
