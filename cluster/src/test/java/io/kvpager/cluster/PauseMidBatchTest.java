@@ -137,7 +137,8 @@ class PauseMidBatchTest {
         }
         long resumed = System.nanoTime();
 
-        // the batch's caller hears back: DISPLACED, or blocks of the owner before, which no later owner frees
+        // the batch's caller hears back: a miss, a named failure (DISPLACED, or the bus's timeout when the
+        // answer never reaches it), or blocks of the owner before, which no later owner frees
         JsonObject answered = inFlight.transform(ar -> Future.succeededFuture(ar.succeeded() ? ar.result()
                 : new JsonObject().put("failed", ar.cause() instanceof ReplyException r ? r.failureCode() : 0)
                 .put("message", String.valueOf(ar.cause().getMessage())))).await(60, TimeUnit.SECONDS);
@@ -154,7 +155,8 @@ class PauseMidBatchTest {
             assertThat(answered.getString("owner")).isEqualTo(before);
             Throwable stale = failure(cache.free(answered.getJsonArray("blocks"), before, 15_000));
             assertThat(((ReplyException) stale).failureCode()).as("%s", stale).isEqualTo(FailureCode.DISPLACED.code());
-        } else {
+        } else if (!answered.containsKey("miss")) {
+            // a miss: its own send timeouts, which ran out while it was paused, fired before the replies were read
             assertThat(answered.getInteger("failed", 0)).as(answered.encode())
                     .isIn(FailureCode.DISPLACED.code(), FailureCode.TIMEOUT.code(), FailureCode.NO_RANK.code());
         }
