@@ -113,7 +113,12 @@ public final class ClusterNode {
             // before the join, so that the listener is in place when the member's threads start
             ClusterMembership membership = ClusterMembership.of(manager);
             config.addTopicConfig(new TopicConfig(LEAVING).addMessageListenerConfig(
-                    new ListenerConfig((MessageListener<String>) m -> membership.nodeLeaving(m.getMessageObject()))));
+                    new ListenerConfig((MessageListener<String>) m -> {
+                        if (m.getPublishingMember() != null) {
+                            Departures.leaving(m.getPublishingMember().getAddress().getHost(), m.getPublishingMember().getAddress().getPort());
+                        }
+                        membership.nodeLeaving(m.getMessageObject());
+                    })));
             // a member merges only from the smaller side of a split, where the larger side counted it gone
             config.addListenerConfig(new ListenerConfig((LifecycleListener) event -> {
                 switch (event.getState()) {

@@ -19,17 +19,19 @@ public final class Allocation {
     private final String detail;
     private final boolean gpuShare;
     private final long reclaimWaitNanos;
+    private final String incarnation;
 
-    private Allocation(int[] blocks, MissReason miss, String detail, boolean gpuShare, long reclaimWaitNanos) {
+    private Allocation(int[] blocks, MissReason miss, String detail, boolean gpuShare, long reclaimWaitNanos, String incarnation) {
         this.blocks = blocks;
         this.miss = miss;
         this.detail = detail;
         this.gpuShare = gpuShare;
         this.reclaimWaitNanos = reclaimWaitNanos;
+        this.incarnation = incarnation;
     }
 
     private Allocation(int[] blocks, MissReason miss, String detail, boolean gpuShare) {
-        this(blocks, miss, detail, gpuShare, 0);
+        this(blocks, miss, detail, gpuShare, 0, null);
     }
 
     /** An allocation of these block ids; the array is owned by the allocation from now on. */
@@ -60,7 +62,30 @@ public final class Allocation {
         if (nanos < 0) {
             throw new IllegalArgumentException("a reclaim wait cannot be " + nanos + " ns");
         }
-        return new Allocation(blocks, miss, detail, gpuShare, nanos);
+        return new Allocation(blocks, miss, detail, gpuShare, nanos, incarnation);
+    }
+
+    /**
+     * This allocation, recording the coordinator incarnation that handed its blocks out. Block ids
+     * are positions in the pool's tensors, so a coordinator that comes back as a new incarnation
+     * hands the same ids out again; a free that names the incarnation is refused by any other one
+     * instead of freeing a block that now belongs to someone else.
+     *
+     * @throws IllegalArgumentException for a blank incarnation
+     */
+    public Allocation withIncarnation(String incarnation) {
+        if (incarnation == null || incarnation.isBlank()) {
+            throw new IllegalArgumentException("an incarnation must be named, got '" + incarnation + "'");
+        }
+        return new Allocation(blocks, miss, detail, gpuShare, reclaimWaitNanos, incarnation);
+    }
+
+    /**
+     * The coordinator incarnation ({@code <nodeId>#<epoch>}) that handed these blocks out, to be
+     * given back with them when they are freed; {@code null} where none was recorded (a miss).
+     */
+    public String incarnation() {
+        return incarnation;
     }
 
     /**

@@ -59,7 +59,9 @@ public sealed interface CoordinatorReply {
             if (allocation.isMiss()) {
                 return new JsonObject().put("miss", allocation.missReason().name()).put("detail", allocation.detail());
             }
-            return new JsonObject().put(CoordinatorRequest.BLOCKS, RequestFields.pageArray(allocation.blocks()));
+            JsonObject answer = new JsonObject().put(CoordinatorRequest.BLOCKS, RequestFields.pageArray(allocation.blocks()));
+            // the incarnation that handed the blocks out: a free that names it is refused by any later one
+            return allocation.incarnation() == null ? answer : answer.put(CoordinatorRequest.OWNER, allocation.incarnation());
         }
 
         public static Alloc fromJson(JsonObject json) {
@@ -71,7 +73,9 @@ public sealed interface CoordinatorReply {
                 Allocation miss = reason == MissReason.GPU_SHARE ? Allocation.gpuShareMiss(detail) : Allocation.miss(reason, detail);
                 return new Alloc(miss);
             }
-            return new Alloc(Allocation.of(body.requireInts(CoordinatorRequest.BLOCKS, 0, Integer.MAX_VALUE)));
+            Allocation served = Allocation.of(body.requireInts(CoordinatorRequest.BLOCKS, 0, Integer.MAX_VALUE));
+            String owner = body.optionalString(CoordinatorRequest.OWNER);
+            return new Alloc(owner == null ? served : served.withIncarnation(owner));
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.Arrays;
 public sealed interface CoordinatorRequest {
 
     String BLOCKS = "blocks";
+    String OWNER = "owner";
     String FENCE = "fence";
     String BYTES = "bytes";
     String REVISION = "revision";
@@ -33,7 +34,7 @@ public sealed interface CoordinatorRequest {
             case POOL -> new Pool();
             case STATS -> new Stats();
             case ALLOC -> new Alloc(body.requireInt(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE));
-            case FREE -> new Free(body.requireInts(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE));
+            case FREE -> new Free(body.requireInts(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE), body.optionalString(OWNER));
             case FENCE -> new Fence();
             case RETIRED -> new Retired(body.requireLong(FENCE, Long.MIN_VALUE, Long.MAX_VALUE));
             case AVAILABLE -> new Available();
@@ -82,10 +83,19 @@ public sealed interface CoordinatorRequest {
         }
     }
 
-    /** {@code free}: blocks back, in no particular order. */
-    record Free(int[] blocks) implements CoordinatorRequest {
+    /**
+     * {@code free}: blocks back, in no particular order; {@code owner}, when given, the coordinator
+     * incarnation that handed them out (the {@code owner} of the {@code alloc} reply): another
+     * incarnation refuses the free with {@code DISPLACED}. {@code null} for the one serving now.
+     */
+    record Free(int[] blocks, String owner) implements CoordinatorRequest {
         public Free {
             blocks = blocks.clone();
+        }
+
+        /** Blocks back, as the owner serving now handed them out. */
+        public Free(int[] blocks) {
+            this(blocks, null);
         }
 
         @Override
@@ -100,22 +110,23 @@ public sealed interface CoordinatorRequest {
 
         @Override
         public JsonObject toJson() {
-            return new JsonObject().put(BLOCKS, RequestFields.pageArray(blocks));
+            JsonObject json = new JsonObject().put(BLOCKS, RequestFields.pageArray(blocks));
+            return owner == null ? json : json.put(OWNER, owner);
         }
 
         @Override
         public boolean equals(Object other) {
-            return other instanceof Free f && Arrays.equals(blocks, f.blocks);
+            return other instanceof Free f && Arrays.equals(blocks, f.blocks) && java.util.Objects.equals(owner, f.owner);
         }
 
         @Override
         public int hashCode() {
-            return Arrays.hashCode(blocks);
+            return 31 * Arrays.hashCode(blocks) + java.util.Objects.hashCode(owner);
         }
 
         @Override
         public String toString() {
-            return "Free" + Arrays.toString(blocks);
+            return "Free" + Arrays.toString(blocks) + (owner == null ? "" : " of " + owner);
         }
     }
 

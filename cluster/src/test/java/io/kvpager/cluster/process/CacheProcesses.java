@@ -55,7 +55,16 @@ public final class CacheProcesses implements AutoCloseable {
 
     /** Spawns the worker of rank pp0/tp{@code tp}; wait for it with {@link SpawnedNode#awaitReady}. */
     public SpawnedNode spawnWorker(int tp) {
-        SimOptions sim = SimOptions.defaults().withGpuKey(instance).withCapacityBytes(4L << 30);
+        return spawnWorker(tp, new JsonArray(), 4L << 30);
+    }
+
+    /**
+     * Spawns the worker of rank pp0/tp{@code tp} on a simulated GPU of {@code capacityBytes} whose
+     * driver calls follow the fault plan {@code faults} ({@code io.kvpager.sim.FaultPlan#parse}).
+     */
+    public SpawnedNode spawnWorker(int tp, JsonArray faults, long capacityBytes) {
+        SimOptions sim = SimOptions.parse(new JsonObject().put("gpuKey", instance).put("capacityBytes", capacityBytes)
+                .put("faults", faults).getMap());
         JsonObject worker = new RankWorkerOptions().setInstance(instance).setPp(0).setTp(tp).setGpu(tp).setSim(sim).setSendTimeoutMs(SEND_TIMEOUT_MS).setLeaseGraceMs(leaseGraceMs).toJson();
         return spawn("tp" + tp, new JsonArray().add(worker), new JsonArray());
     }
@@ -103,6 +112,16 @@ public final class CacheProcesses implements AutoCloseable {
 
     public Future<JsonObject> free(JsonArray blocks) {
         return toCoordinator("free", new JsonObject().put("blocks", blocks), REQUEST_TIMEOUT_MS);
+    }
+
+    /** {@code alloc} that waits for its answer up to {@code timeoutMs}. */
+    public Future<JsonObject> alloc(int blocks, long timeoutMs) {
+        return toCoordinator("alloc", new JsonObject().put("blocks", blocks), timeoutMs);
+    }
+
+    /** {@code free} of blocks that the coordinator incarnation {@code owner} handed out (the alloc's answer names it). */
+    public Future<JsonObject> free(JsonArray blocks, String owner, long timeoutMs) {
+        return toCoordinator("free", new JsonObject().put("blocks", blocks).put("owner", owner), timeoutMs);
     }
 
     /** The cache's stats as the coordinator answers them (its ledger's pool, each rank, each GPU). */
@@ -177,12 +196,18 @@ public final class CacheProcesses implements AutoCloseable {
     public Duration untilAllocates(Duration bound) {
         long started = System.nanoTime();
         JsonObject[] served = new JsonObject[1];
-        Awaitility.await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
-            // every try waits for its answer: one given up on would leave its blocks allocated
-            JsonObject answer = alloc(BLOCKS_PER_PAGE).otherwiseEmpty().await();
-            served[0] = answer;
-            return answer != null && answer.containsKey("blocks");
-        });
+        Throwable[] failed = new Throwable[1];
+        try {
+            Awaitility.await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
+                // every try waits for its answer: one given up on would leave its blocks allocated
+                JsonObject answer = alloc(BLOCKS_PER_PAGE).onFailure(e -> failed[0] = e).otherwiseEmpty().await();
+                served[0] = answer;
+                return answer != null && answer.containsKey("blocks");
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("no allocation served within " + bound + "; the last answer: "
+                    + (served[0] != null ? served[0].encode() : String.valueOf(failed[0])), e);
+        }
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         TestClusters.await(free(served[0].getJsonArray("blocks")));
         return took;

@@ -1,6 +1,9 @@
 package io.kvpager.sim;
 
 import io.kvpager.spi.DeviceException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,6 +22,8 @@ import java.util.function.BooleanSupplier;
  * the first in plan order that has one.
  */
 public final class FaultPlan {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FaultPlan.class);
 
     private final List<Armed> armed = new ArrayList<>();
     private long hangRelease;
@@ -159,6 +164,11 @@ public final class FaultPlan {
                     }
                 }
             }
+        }
+        if (delayMs > 0 || hang) {
+            // a line a test in another process can wait for: the call is in the middle of its work now
+            LOG.info("fault plan: {} of {}{} {}", call.shortName(), rank, page == Fault.ANY_PAGE ? "" : " page " + page,
+                    hang ? "hangs until released" : "waits " + delayMs + " ms");
         }
         if (delayMs > 0) {
             delay(delayMs, closed);

@@ -29,6 +29,8 @@ import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.impl.membership.RankNodes;
 import io.kvpager.protocol.Owner;
+import io.kvpager.protocol.WireText;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -260,7 +262,10 @@ public final class Coordinator {
             return Future.failedFuture(e);
         }
         refill.allocated();
-        return Future.fromCompletionStage(stage).map(a -> wait.waitNanos() > 0 ? a.withReclaimWait(wait.waitNanos()) : a);
+        return Future.fromCompletionStage(stage).map(a -> {
+            Allocation answered = wait.waitNanos() > 0 ? a.withReclaimWait(wait.waitNanos()) : a;
+            return answered.isMiss() ? answered : answered.withIncarnation(owner.toString());
+        });
     }
 
     /** An allocation that a lost rank, which could not come back, keeps from being served. */
@@ -299,11 +304,28 @@ public final class Coordinator {
      * pages are left to it at once.
      */
     public Future<Void> free(int[] blocks) {
+        return free(blocks, null);
+    }
+
+    /**
+     * {@link #free(int[])} of blocks handed out by coordinator incarnation {@code handedBy}
+     * ({@link Allocation#incarnation()}), or by this one when {@code null}. Block ids are positions
+     * in the tensors, and a new incarnation hands the ids of the one before out again: a free that
+     * names another incarnation fails with {@link FailureCode#DISPLACED} and frees nothing, so that
+     * it never frees a block this incarnation gave to someone else.
+     */
+    public Future<Void> free(int[] blocks, String handedBy) {
         if (displaced != null) {
             return Future.failedFuture(displacedFailure());
         }
         if (closing != null) {
             return Future.failedFuture(closed());
+        }
+        if (handedBy != null && !handedBy.equals(owner.toString())) {
+            return Future.failedFuture(new KvPagerException(FailureCode.DISPLACED, "cache " + pool.instance() + " group "
+                    + pool.group() + ": the blocks were handed out by owner " + WireText.cut(handedBy)
+                    + ", not by owner " + owner + " that serves now; an owner before was displaced and every block it"
+                    + " allocated is gone: nothing freed"));
         }
         int releasable;
         try {

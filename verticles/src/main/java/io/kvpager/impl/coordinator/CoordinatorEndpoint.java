@@ -22,8 +22,8 @@ import java.util.function.Supplier;
  * <tr><th>action</th><th>body</th><th>reply</th></tr>
  * <tr><td>{@code pool}</td><td>{@code {}}</td><td>{@code {instance, stages, tp, group}}: which pool this coordinator serves</td></tr>
  * <tr><td>{@code stats}</td><td>{@code {}}</td><td>{@link io.kvpager.cache.CacheStats#toJson()}</td></tr>
- * <tr><td>{@code alloc}</td><td>{@code {blocks: int}}</td><td>{@code {blocks: [ids]}} or {@code {miss: reason, detail}}</td></tr>
- * <tr><td>{@code free}</td><td>{@code {blocks: [ids]}}</td><td>{@code {}}</td></tr>
+ * <tr><td>{@code alloc}</td><td>{@code {blocks: int}}</td><td>{@code {blocks: [ids], owner}} or {@code {miss: reason, detail}}</td></tr>
+ * <tr><td>{@code free}</td><td>{@code {blocks: [ids], owner?}}: {@code owner} as the alloc answered it</td><td>{@code {}}; 410 when another owner handed them out</td></tr>
  * <tr><td>{@code fence}</td><td>{@code {}}</td><td>{@code {fence: id}}</td></tr>
  * <tr><td>{@code retired}</td><td>{@code {fence: id}}</td><td>{@code {}}</td></tr>
  * <tr><td>{@code available}</td><td>{@code {}}</td><td>{@code {blocks: int}}</td></tr>
@@ -75,7 +75,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             case CoordinatorRequest.Pool p -> Future.succeededFuture(poolReply(coordinator.pool()).toJson());
             case CoordinatorRequest.Stats s -> coordinator.stats().map(stats -> stats.toJson());
             case CoordinatorRequest.Alloc alloc -> coordinator.alloc(alloc.blocks()).map(a -> new CoordinatorReply.Alloc(a).toJson());
-            case CoordinatorRequest.Free free -> coordinator.free(free.blocks()).map(CoordinatorEndpoint::done);
+            case CoordinatorRequest.Free free -> coordinator.free(free.blocks(), free.owner()).map(CoordinatorEndpoint::done);
             case CoordinatorRequest.Fence f -> {
                 long id = coordinator.nextFenceId();
                 coordinator.openFence(id);

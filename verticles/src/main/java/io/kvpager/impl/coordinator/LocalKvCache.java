@@ -182,7 +182,9 @@ public final class LocalKvCache implements KvCache {
             return onContext(() -> Future.failedFuture(new IllegalArgumentException("an allocation to free is required")));
         }
         int[] ids = allocation.blocks();
-        return onContext(() -> verticle.coordinator().free(ids));
+        // the incarnation that handed them out: a later one refuses the free (DISPLACED) rather than free its own blocks of the same ids
+        String handedBy = allocation.incarnation();
+        return onContext(() -> verticle.coordinator().free(ids, handedBy));
     }
 
     /** The caller's ids, copied on its thread (it may reuse the list at once); {@code null} stays {@code null}, for the ledger to refuse. */

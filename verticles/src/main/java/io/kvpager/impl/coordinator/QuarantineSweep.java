@@ -1,6 +1,7 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.protocol.PagesRequest;
+import io.kvpager.FailureCode;
 import io.kvpager.core.PageLedger;
 import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.protocol.WorkerAction;
@@ -20,7 +21,8 @@ import java.util.List;
  *
  * <p>On a timer, while the ledger holds quarantined pages, a round sends {@code release-pages} for
  * all of them to every rank: each rank unmaps and releases whatever it holds of them and confirms
- * every one {@code clean}. Only when every rank confirmed every page do they go back to FREE
+ * every one {@code clean}, or says it has no tensors of the group (so holds none of them). Only when
+ * every rank confirmed every page do they go back to FREE
  * ({@link PageLedger#recovered}) and their GPU budget back to the broker. Any other answer leaves
  * them quarantined and pauses the sweep, twice as long each time up to {@link #MAX_BACKOFF_MS}, so
  * that a rank that is down is not asked over and over. A worker serves its requests in order, so a
@@ -89,6 +91,11 @@ final class QuarantineSweep {
     private Future<Void> settle(int[] pages, List<RankReply> replies) {
         List<String> unconfirmed = new ArrayList<>();
         for (RankReply reply : replies) {
+            if (!reply.succeeded() && reply.code() == FailureCode.NO_TENSORS) {
+                // the rank has no tensors of the group: it holds nothing of these pages (it gave them back
+                // with the group); the next request to it finds the rank lost and brings it back
+                continue;
+            }
             if (!reply.succeeded()) {
                 unconfirmed.add(reply.failure().toString());
             } else if (!FanOutMapper.confirms(reply.body(), WorkerAction.RELEASE_PAGES, pages)) {

@@ -83,10 +83,16 @@ final class GroupOwners {
         return owners.get(group);
     }
 
-    /** {@code owner} holds {@code group} from now on; a lapsing lease of the previous owner is cancelled. */
+    /**
+     * {@code owner} holds {@code group} from now on; a lapsing lease of the previous owner is
+     * cancelled, and so is the owner's own when its node is a member again: a node that this rank
+     * saw leave was only cut off from it (this rank's own pause, a partition), and an owner that
+     * claims its group again once they see each other renews its lease rather than losing its group
+     * to a timer that no longer means anything.
+     */
     void claim(int group, Owner owner) {
         Owner previous = owners.put(group, owner);
-        if (!owner.equals(previous)) {
+        if (!owner.equals(previous) || departures.present(owner.nodeId())) {
             cancel(group);
         }
         if (!departures.present(owner.nodeId())) {
@@ -114,6 +120,11 @@ final class GroupOwners {
     void forget(int group) {
         owners.remove(group);
         cancel(group);
+    }
+
+    /** Whether the lease on {@code group} is lapsing: its owner's node left, and the grace has not ended. */
+    boolean isLapsing(int group) {
+        return lapsing.containsKey(group);
     }
 
     /** How many groups wait for their grace period to end. */

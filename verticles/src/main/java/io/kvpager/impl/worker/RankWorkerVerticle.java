@@ -346,6 +346,12 @@ public final class RankWorkerVerticle extends VerticleBase {
             }
             existing = null;
         }
+        if (existing != null && owners.isLapsing(group) && existing.sameAs(geometry, zeroPage, poolOptions)) {
+            // its owner, whose node this rank saw leave, creates the tensors again: it lost sight of this
+            // rank too (a pause, a partition) and maps every page it holds afresh, so the group starts empty
+            reclaimed = reclaim(group, "created again by its owner, whose node this rank had seen leave");
+            existing = null;
+        }
         GroupTensors tensors = existing;
         if (existing != null) {
             if (!existing.sameAs(geometry, zeroPage, poolOptions)) {

@@ -1,0 +1,69 @@
+package io.kvpager.cli;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.turbo.TurboFilter;
+import ch.qos.logback.core.spi.FilterReply;
+import io.kvpager.cluster.Departures;
+import org.slf4j.Marker;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Keeps Hazelcast's lines about member connections to what an operator needs:
+ * <ul>
+ *   <li>"Removing connection to endpoint [host]:port Cause => ... Connection refused" about a member
+ *       that said it was leaving ({@link Departures}) is dropped: after a clean stop (SIGTERM,
+ *       Ctrl-C) every other node printed it, though nothing was wrong, and the leaving is told at
+ *       INFO already. About a member that did not say so (it crashed, or its host is cut off) the
+ *       line stays;</li>
+ *   <li>"Connection[...] closed. Reason: Exception in Connection[...]" with the stack trace of the
+ *       socket's {@link IOException} (broken pipe, reset by peer: a member was killed) is said in
+ *       one line, the exception's text at its end, instead of fourteen.</li>
+ * </ul>
+ * Installed by {@code config/logback.xml}.
+ */
+public final class ConnectionNotices extends TurboFilter {
+
+    static final String ERRORS_LOGGER = "com.hazelcast.internal.server.tcp.TcpServerConnectionErrorHandler";
+    static final String CONNECTION_LOGGER = "com.hazelcast.internal.server.tcp.TcpServerConnection";
+    private static final Pattern ENDPOINT = Pattern.compile("endpoint (\\[[^\\]]+\\]:\\d+)");
+
+    private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong shortened = new AtomicLong();
+
+    @Override
+    public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
+        if (format == null || level != Level.WARN) {
+            return FilterReply.NEUTRAL;
+        }
+        if (ERRORS_LOGGER.equals(logger.getName()) && format.contains("Connection refused")) {
+            Matcher endpoint = ENDPOINT.matcher(format);
+            if (endpoint.find() && Departures.said(endpoint.group(1))) {
+                dropped.incrementAndGet();
+                return FilterReply.DENY;
+            }
+            return FilterReply.NEUTRAL;
+        }
+        if (CONNECTION_LOGGER.equals(logger.getName()) && t instanceof IOException && format.contains(" closed. Reason: ")) {
+            shortened.incrementAndGet();
+            // logged again without the throwable, which this filter lets through
+            logger.warn("{}: {}", format, t.toString());
+            return FilterReply.DENY;
+        }
+        return FilterReply.NEUTRAL;
+    }
+
+    /** How many "Connection refused" lines about leaving members this filter has dropped. */
+    public long dropped() {
+        return dropped.get();
+    }
+
+    /** How many stack traces of a closed connection this filter has said in one line. */
+    public long shortened() {
+        return shortened.get();
+    }
+}

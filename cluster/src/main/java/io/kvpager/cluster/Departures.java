@@ -1,0 +1,54 @@
+package io.kvpager.cluster;
+
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The member addresses of nodes that said on the cluster's leaving topic that they are leaving, as
+ * Hazelcast writes an endpoint ({@code [127.0.0.1]:5702}), for a short while after they said so.
+ * A node that leaves gracefully is taken off the others' member lists only once their connection
+ * monitor gives up on it, after a few refused reconnections; the log filter of the command line
+ * ({@code io.kvpager.cli.ConnectionNotices}) reads this to keep that expected "Connection refused"
+ * out of an ordinary stop, while the same line about a member that crashed still shows.
+ */
+public final class Departures {
+
+    /** How long an address is remembered: well past the connection monitor's last try. */
+    static final long REMEMBER_NANOS = 60_000_000_000L;
+    private static final int MOST = 256;
+    private static final Map<String, Long> SAID = new ConcurrentHashMap<>();
+
+    private Departures() {
+    }
+
+    /** The member at {@code host}:{@code port} said it is leaving. */
+    public static void leaving(String host, int port) {
+        long now = System.nanoTime();
+        if (SAID.size() >= MOST) {
+            forgetBefore(now - REMEMBER_NANOS);
+        }
+        if (SAID.size() < MOST) {
+            SAID.put(endpoint(host, port), now);
+        }
+    }
+
+    /** Whether the member at {@code endpoint} (written as Hazelcast writes it) said it is leaving within the last minute. */
+    public static boolean said(String endpoint) {
+        Long at = endpoint == null ? null : SAID.get(endpoint);
+        return at != null && System.nanoTime() - at < REMEMBER_NANOS;
+    }
+
+    /** How Hazelcast writes a member's endpoint in its log lines. */
+    static String endpoint(String host, int port) {
+        return "[" + host + "]:" + port;
+    }
+
+    private static void forgetBefore(long nanos) {
+        for (Iterator<Long> said = SAID.values().iterator(); said.hasNext(); ) {
+            if (said.next() - nanos < 0) {
+                said.remove();
+            }
+        }
+    }
+}
