@@ -43,18 +43,11 @@ final class EndpointTls {
     }
 
     /**
-     * A client's TLS: its key from {@code keyStore}, the nodes it trusts from {@code trustStore};
-     * the one {@link EarlyClientTls} began as the process started when it was begun for these stores.
+     * A client's TLS: its key from {@code keyStore}, the nodes it trusts from {@code trustStore}.
      *
      * @throws IllegalArgumentException when a store does not read with its password
      */
     static SSLContext clientContext(String keyStore, String keyPassword, String trustStore, String trustPassword) {
-        SSLContext begun = EarlyClientTls.take(new EarlyClientTls.Stores(keyStore, keyPassword, trustStore, trustPassword));
-        return begun != null ? begun : buildClientContext(keyStore, keyPassword, trustStore, trustPassword);
-    }
-
-    /** As {@link #clientContext}, built here and now. */
-    static SSLContext buildClientContext(String keyStore, String keyPassword, String trustStore, String trustPassword) {
         try {
             KeyStore own = load(keyStore, keyPassword, "--tls-key-store");
             KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());

@@ -66,8 +66,6 @@ public final class KvPager implements Runnable {
         if (System.getProperty("java.util.logging.config.class") == null && System.getProperty("java.util.logging.config.file") == null) {
             System.setProperty("java.util.logging.config.class", JulToSlf4j.class.getName());
         }
-        // a client command's TLS context on the second core while this thread parses and loads the command
-        EarlyClientTls.begin(args, System.getenv());
         System.exit(commandLine(new KvPager()).execute(args));
     }
 

@@ -208,7 +208,7 @@ class AdminTlsTest {
         }
     }
 
-    static void keytool(String... args) throws IOException, InterruptedException {
+    private static void keytool(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
         command.addAll(List.of(args));
