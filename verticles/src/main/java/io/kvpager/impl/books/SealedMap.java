@@ -28,10 +28,11 @@ import java.util.function.Function;
  * {@code <base64url HMAC-SHA256>:<version>:<value>}. Each write of a key seals the next version
  * after the one it replaces, so the versions of a key rise with its writes.
  *
- * <p>A reader never acts on a record whose MAC does not check, nor on one older than a record of
- * the same key it has already proved (a replay: a member put back a record it had copied), nor,
- * in a map whose records are kept ({@code kept}: never removed, as a GPU's budget record), on the
- * absence of a record it has proved (a deletion). It logs each once per key and falls back to what
+ * <p>A reader never acts on a record whose MAC does not check. In a map whose records are kept
+ * ({@code kept}: never removed, as a GPU's budget record) it does not act either on a record
+ * older than one of the same key it has already proved (a replay: a member put back a record it
+ * had copied), nor on the absence of a record it has proved (a deletion); in a map whose records
+ * are removed (the directory) versions start again after a removal, so neither can be told there. It logs each once per key and falls back to what
  * the books can prove: the newest record of that key this node read or wrote with a good MAC, or
  * none when it has seen none. A write over such a record replaces it: a compare-and-set against
  * the value the reader was given ({@link #replaceIfPresent}) is made against the record it stands
@@ -104,12 +105,11 @@ public final class SealedMap<V> implements AsyncMap<String, V> {
             warn(k, "does not carry the cluster's MAC (written by a member without the cluster secret, or corrupted)");
             return known == null ? new Reading(null, 0) : new Reading(known.value(), known.version());
         }
-        if (known != null && opened.version() < known.version()) {
+        if (kept && known != null && opened.version() < known.version()) {
             warn(k, "is version " + opened.version() + ", older than version " + known.version() + " this node proved (put back by a member)");
             return new Reading(known.value(), known.version());
         }
-        proven.merge(k, opened, (before, now) -> now.version() >= before.version() ? now : before);
-        warned.remove(k);
+        prove(k, opened);
         return new Reading(opened.value(), opened.version());
     }
 
@@ -167,7 +167,20 @@ public final class SealedMap<V> implements AsyncMap<String, V> {
     }
 
     private void wrote(String k, long version, String text) {
-        proven.merge(k, new Proven(version, text), (before, now) -> now.version() >= before.version() ? now : before);
+        prove(k, new Proven(version, text));
+    }
+
+    /**
+     * Remembers {@code record} of {@code k} as proven: in a kept map only when it is the newest;
+     * in a map whose records are removed, versions start again after a removal, so the last one
+     * read or written is the one in force.
+     */
+    private void prove(String k, Proven record) {
+        if (kept) {
+            proven.merge(k, record, (before, now) -> now.version() >= before.version() ? now : before);
+        } else {
+            proven.put(k, record);
+        }
         warned.remove(k);
     }
 

@@ -153,6 +153,14 @@ class SealedMapTest {
         assertThat(await(there.get("llama"))).as("removed by its owner, as a directory entry is").isNull();
         assertThat(await(there.putIfAbsent("llama", "node-2"))).isNull();
         assertThat(await(raw.get("llama"))).isEqualTo(there.seal("llama", 2, "node-2"));
+        // removed again, and registered by a node that never read it: versions start again, and a reader
+        // that proved version 2 takes version 1
+        assertThat(await(here.get("llama"))).isEqualTo("node-2");
+        assertThat(await(there.removeIfPresent("llama", "node-2"))).isTrue();
+        SealedMap<String> fresh = SealedMap.ofText("sealed-removable", raw, KEY, false);
+        assertThat(await(fresh.putIfAbsent("llama", "node-3"))).isNull();
+        assertThat(await(raw.get("llama"))).isEqualTo(fresh.seal("llama", 1, "node-3"));
+        assertThat(await(here.get("llama"))).isEqualTo("node-3");
     }
 
     @Test
