@@ -3,8 +3,9 @@
 # workers and a coordinator each, one plain and one with TLS and a cluster secret (a certificate
 # and secret made here, as docs/cluster.md shows), then runs `status --cluster`, `top --cluster
 # --frames 1` and `limit --cluster` against each, alternating plain and TLS, RUNS times each
-# (default 20). The commands run as a user runs them, through ./kvpager. Prints every run's milliseconds (from the command's start to its exit: JVM start,
-# one request, the output), the medians and the TLS/plain ratios.
+# (default 20), through ./kvpager as a user runs them. Prints every run's milliseconds (from the
+# command's start to its exit: JVM start, one request, the output), the medians and the TLS/plain
+# ratios.
 # Usage: test-harness/scripts/tls-timing.sh [runs]
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
