@@ -137,7 +137,7 @@ class StrangerTest {
 
         CacheStats stats = await(cache.stats());
         assertThat(stats.pool().inUsePages()).isEqualTo(PAGES);
-        assertThat(mappedPages(member)).as("the rank maps what the ledger holds").isEqualTo(stats.pool().mappedPages());
+        assertThat(mappedPages(member, "stranger")).as("the rank maps what the ledger holds").isEqualTo(stats.pool().mappedPages());
         GpuStats budget = stats.gpus().getFirst();
         assertThat(budget.gpu()).isEqualTo(gpu);
         assertThat(budget.capacityBytes()).as("the worker's capacity, not the forged 1 byte").isEqualTo(1L << 30);
@@ -146,6 +146,58 @@ class StrangerTest {
         for (Allocation blocks : held) {
             await(cache.free(blocks));
         }
+        await(cache.close());
+    }
+
+    @Test
+    void aMemberThatPutsBackAnOlderBudgetRecordOrDeletesItChangesNothingTheCacheActsOn() throws Exception {
+        String name = TestClusters.freshName("kvpager-replay");
+        ClusterNode member = start(TestClusters.nodeOptions(name, null).setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD)
+                .setClusterSecret(SECRET));
+        // inside the membership, as in the first test; a replay needs no secret, only a copy of a record once sealed
+        HazelcastInstance inside = stranger(member.clusterName(), member.memberAddress());
+        assertThat(inside.getCluster().getMembers()).hasSize(2);
+        String gpu = "sim:replay:0@" + InetAddress.getLocalHost().getHostName();
+        IMap<String, String> shares = inside.getMap(GpuBroker.SHARES);
+
+        await(member.deployWorker(new RankWorkerOptions().setInstance("replay").setPp(0).setTp(0)
+                .setSim(new JsonObject().put("gpuKey", "replay").put("capacityBytes", 1L << 30))));
+        KvCache cache = await(member.deployCache(new KvCacheOptions().setInstance("replay").setTp(1).setLayers(2)
+                .setBlockBytes(64 << 10).setPages(PAGES).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
+                .setLocalWorkers(false)));
+        List<int[]> held = new ArrayList<>();
+        held.add(await(cache.alloc(BLOCKS_PER_PAGE)).blocks());
+        String copied = shares.get(gpu);
+        assertThat(copied).as("the sealed record after the first page").isNotNull();
+        for (int i = 1; i < PAGES; i++) {
+            Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
+            assertThat(allocation.isMiss()).as("alloc %d: %s", i, allocation.detail()).isFalse();
+            held.add(allocation.blocks());
+        }
+        assertThat(shares.get(gpu)).as("the record moved on with the cache's lease").isNotEqualTo(copied);
+        long pagesBytes = (long) PAGES * BLOCKS_PER_PAGE * (64 << 10);
+
+        // the cache's lease may grow meanwhile (its own writes, over what the stranger left): the books follow it
+        shares.put(gpu, copied);
+        GpuStats replayed = await(cache.stats()).gpus().getFirst();
+        assertThat(replayed.takenBytes()).as("the newest record proved, not the one put back").isEqualTo(replayed.leasedBytes())
+                .isGreaterThanOrEqualTo(pagesBytes);
+
+        shares.delete(gpu);
+        GpuStats deleted = await(cache.stats()).gpus().getFirst();
+        assertThat(deleted.takenBytes()).as("a deleted record reads as the newest proved").isEqualTo(deleted.leasedBytes())
+                .isGreaterThanOrEqualTo(pagesBytes);
+
+        for (int[] blocks : held) {
+            await(cache.free(blocks));
+        }
+        for (int i = 0; i < PAGES; i++) {
+            Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
+            assertThat(allocation.isMiss()).as("alloc %d after the record was deleted: %s", i, allocation.detail()).isFalse();
+        }
+        CacheStats stats = await(cache.stats());
+        assertThat(mappedPages(member, "replay")).as("the rank maps what the ledger holds").isEqualTo(stats.pool().mappedPages());
+        assertThat(stats.gpus().getFirst().takenBytes()).isEqualTo(stats.gpus().getFirst().leasedBytes());
         await(cache.close());
     }
 
@@ -200,8 +252,8 @@ class StrangerTest {
         return seen.get();
     }
 
-    private static long mappedPages(ClusterNode node) {
-        JsonObject stats = await(node.vertx().eventBus().<JsonObject>request(RankWorker.address("stranger", 0, 0), new JsonObject(),
+    private static long mappedPages(ClusterNode node, String instance) {
+        JsonObject stats = await(node.vertx().eventBus().<JsonObject>request(RankWorker.address(instance, 0, 0), new JsonObject(),
                 new DeliveryOptions().addHeader("action", "stats").setSendTimeout(10_000)).map(m -> m.body()));
         return stats.getJsonObject("groups").getJsonObject("0").getLong("mappedPages");
     }

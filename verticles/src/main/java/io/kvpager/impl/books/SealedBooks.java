@@ -28,7 +28,7 @@ public final class SealedBooks {
     }
 
     /** The key and what one node proved, per map. */
-    private record Keyring(byte[] key, Map<String, Map<String, String>> proven, Map<String, Set<String>> warned) {
+    private record Keyring(byte[] key, Map<String, Map<String, SealedMap.Proven>> proven, Map<String, Set<String>> warned) {
     }
 
     /**
@@ -51,23 +51,33 @@ public final class SealedBooks {
 
     /** The shared map {@code name} of text values, sealed where the node's cluster has a secret. */
     public static Future<AsyncMap<String, String>> text(Vertx vertx, String name) {
-        return open(vertx, name, Function.identity(), Function.identity());
+        return open(vertx, name, false, Function.identity(), Function.identity());
     }
 
-    /** The shared map {@code name} of numbers, sealed (as text) where the node's cluster has a secret. */
-    public static Future<AsyncMap<String, Long>> longs(Vertx vertx, String name) {
-        return open(vertx, name, String::valueOf, SealedBooks::parseLong);
+    /**
+     * As {@link #text}, for a map whose records are never removed (a GPU's budget record): a
+     * reader that proved a record of a key and then finds none takes it for a deletion by a member
+     * and acts on the record it proved.
+     */
+    public static Future<AsyncMap<String, String>> keptText(Vertx vertx, String name) {
+        return open(vertx, name, true, Function.identity(), Function.identity());
     }
 
-    private static <V> Future<AsyncMap<String, V>> open(Vertx vertx, String name, Function<V, String> encode, Function<String, V> decode) {
+    /** The shared map {@code name} of numbers whose records are never removed (a GPU's capacity), sealed (as text) as {@link #keptText}. */
+    public static Future<AsyncMap<String, Long>> keptLongs(Vertx vertx, String name) {
+        return open(vertx, name, true, String::valueOf, SealedBooks::parseLong);
+    }
+
+    private static <V> Future<AsyncMap<String, V>> open(Vertx vertx, String name, boolean kept, Function<V, String> encode,
+                                                        Function<String, V> decode) {
         Keyring keys = keyring(vertx);
         if (keys == null) {
             return vertx.sharedData().getAsyncMap(name);
         }
-        Map<String, String> proven = keys.proven().computeIfAbsent(name, n -> new ConcurrentHashMap<>());
+        Map<String, SealedMap.Proven> proven = keys.proven().computeIfAbsent(name, n -> new ConcurrentHashMap<>());
         Set<String> warned = keys.warned().computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet());
         return vertx.sharedData().<String, String>getAsyncMap(name)
-                .map(map -> new SealedMap<>(name, map, keys.key(), encode, decode, proven, warned));
+                .map(map -> new SealedMap<>(name, map, keys.key(), encode, decode, kept, proven, warned));
     }
 
     private static Keyring keyring(Vertx vertx) {

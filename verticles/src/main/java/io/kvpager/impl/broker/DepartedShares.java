@@ -57,7 +57,7 @@ public final class DepartedShares {
      * the bytes this call removed (0 when another node removed them first).
      */
     public static Future<Long> removeNode(Vertx vertx, String nodeId) {
-        return SealedBooks.text(vertx, GpuBroker.SHARES).compose(shares -> shares.keys().compose(gpus -> {
+        return SealedBooks.keptText(vertx, GpuBroker.SHARES).compose(shares -> shares.keys().compose(gpus -> {
             List<Future<GpuShares>> removed = new ArrayList<>(gpus.size());
             for (String gpu : gpus) {
                 removed.add(GpuBroker.ofRecord(gpu, shares).removeDeparted(owner -> owner.isOn(nodeId)));

@@ -77,7 +77,7 @@ public final class GpuBroker {
         if (membership != null) {
             DepartedShares.watch(vertx, membership);
         }
-        return SealedBooks.longs(vertx, CAPACITIES)
+        return SealedBooks.keptLongs(vertx, CAPACITIES)
                 .compose(capacities -> capacities.putIfAbsent(gpu, capacityBytes))
                 .compose(registered -> {
                     long capacity = registered == null ? capacityBytes : registered;
@@ -85,7 +85,7 @@ public final class GpuBroker {
                         log.warn("gpu {}: its broker's capacity is {} bytes, as first registered; this cache's worker reports {}",
                                 gpu, capacity, capacityBytes);
                     }
-                    return SealedBooks.text(vertx, SHARES)
+                    return SealedBooks.keptText(vertx, SHARES)
                             .map(map -> new GpuBroker(gpu, capacity, map));
                 })
                 .compose(broker -> {

@@ -1,5 +1,6 @@
 package io.kvpager.impl.broker;
 
+import io.kvpager.impl.books.SealedBooks;
 import io.kvpager.impl.membership.ClusterMembership;
 import io.kvpager.protocol.Owner;
 import io.vertx.core.Context;
@@ -80,8 +81,8 @@ public final class ShareReconcile {
      */
     public static Future<Integer> reconcile(Vertx vertx, Set<String> members, String localNode) {
         Set<Owner> owners = ownersHere(vertx);
-        return leasesHere(vertx).compose(leases -> vertx.sharedData().<String, String>getAsyncMap(GpuBroker.SHARES)
-                .compose(shares -> vertx.sharedData().<String, Long>getAsyncMap(GpuBroker.CAPACITIES)
+        return leasesHere(vertx).compose(leases -> SealedBooks.keptText(vertx, GpuBroker.SHARES)
+                .compose(shares -> SealedBooks.keptLongs(vertx, GpuBroker.CAPACITIES)
                         .compose(capacities -> shares.keys().compose(recorded -> {
                             // a GPU whose whole record a merge lost is one a pool here still leases on
                             Set<String> gpus = new java.util.TreeSet<>(recorded);
