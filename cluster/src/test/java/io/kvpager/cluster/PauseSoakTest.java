@@ -183,7 +183,7 @@ class PauseSoakTest {
         long leftInLedger = await(cache.cacheStats()).getJsonObject("pool").getLong("usedBlocks");
         coordinator.terminateAndWait();
         await().ignoreExceptions().atMost(HEAL).pollInterval(Duration.ofMillis(200)).until(() -> cache.released(0) && cache.released(1));
-        AsyncMap<String, String> shares = await(SealedBooks.text(here.vertx(), GpuBroker.SHARES));
+        AsyncMap<String, String> shares = await(SealedBooks.keptText(here.vertx(), GpuBroker.SHARES));
         await().ignoreExceptions().atMost(HEAL).pollInterval(Duration.ofMillis(200)).until(() -> gpus.stream()
                 .noneMatch(gpu -> String.valueOf(await(shares.get(gpu))).contains("psoak.group0")));
 
@@ -268,8 +268,8 @@ class PauseSoakTest {
 
     /** Every 100 ms, each GPU's budget record against its capacity, as the cluster's shared data holds them. */
     private long sampleTheBudget(List<String> gpus) {
-        AsyncMap<String, String> shares = await(SealedBooks.text(here.vertx(), GpuBroker.SHARES));
-        AsyncMap<String, Long> capacities = await(SealedBooks.longs(here.vertx(), GpuBroker.CAPACITIES));
+        AsyncMap<String, String> shares = await(SealedBooks.keptText(here.vertx(), GpuBroker.SHARES));
+        AsyncMap<String, Long> capacities = await(SealedBooks.keptLongs(here.vertx(), GpuBroker.CAPACITIES));
         boolean[] reading = new boolean[1];
         return here.vertx().setPeriodic(100, id -> {
             if (reading[0] || stopping) {

@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -161,7 +162,7 @@ class StrangerTest {
         IMap<String, String> shares = inside.getMap(GpuBroker.SHARES);
 
         await(member.deployWorker(new RankWorkerOptions().setInstance("replay").setPp(0).setTp(0)
-                .setSim(new JsonObject().put("gpuKey", "replay").put("capacityBytes", 1L << 30))));
+                .setSim(SimOptions.defaults().withGpuKey("replay").withCapacityBytes(1L << 30))));
         KvCache cache = await(member.deployCache(new KvCacheOptions().setInstance("replay").setTp(1).setLayers(2)
                 .setBlockBytes(64 << 10).setPages(PAGES).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false)
                 .setLocalWorkers(false)));
@@ -189,7 +190,7 @@ class StrangerTest {
                 .isGreaterThanOrEqualTo(pagesBytes);
 
         for (int[] blocks : held) {
-            await(cache.free(blocks));
+            await(cache.free(Arrays.stream(blocks).boxed().toList()));
         }
         for (int i = 0; i < PAGES; i++) {
             Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
