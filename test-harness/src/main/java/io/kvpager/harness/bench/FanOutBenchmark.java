@@ -5,7 +5,7 @@ import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.core.LocalPageMapper;
+import io.kvpager.device.LocalPageMapper;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.harness.SimRanks;

@@ -1,4 +1,4 @@
-package io.kvpager.core;
+package io.kvpager.device;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,9 +8,11 @@ import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.MissReason;
-import io.kvpager.device.GroupTensors;
-import io.kvpager.device.HandlePoolOptions;
-import io.kvpager.device.RankException;
+import io.kvpager.core.Ledgers;
+import io.kvpager.core.PageLedger;
+import io.kvpager.core.PageMapFailure;
+import io.kvpager.core.PageMapper;
+import io.kvpager.core.ReserveMarks;
 import io.kvpager.spi.DeviceException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -1,4 +1,4 @@
-package io.kvpager.core;
+package io.kvpager.device;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.kvpager.core;
+package io.kvpager.device;
 
 import io.kvpager.spi.Device;
 import io.kvpager.spi.DeviceException;
@@ -16,9 +16,9 @@ import java.util.TreeMap;
  * It keeps no data: {@link #read} and {@link #write} are not for these tests, and {@link #fill}
  * only checks that the memory is mapped.
  */
-final class FakeDevice implements Device {
+public final class FakeDevice implements Device {
 
-    static final long GRANULARITY = 2L << 20;
+    public static final long GRANULARITY = 2L << 20;
 
     private record Range(long address, long size) {}
 
@@ -43,48 +43,48 @@ final class FakeDevice implements Device {
     final List<String> log = new ArrayList<>();
     private boolean closed;
 
-    FakeDevice(long capacity) {
+    public FakeDevice(long capacity) {
         this.capacity = capacity;
     }
 
     /** The {@code nth} call (counted from now, 1 = the next one) of {@code call} fails with {@code errorName}. */
-    void failOn(String call, int nth, String errorName) {
+    public void failOn(String call, int nth, String errorName) {
         faults.add(new Fault(call, calls.getOrDefault(call, 0) + nth, errorName));
     }
 
     /** Whether a scripted failure is still to come. */
-    boolean faultsPending() {
+    public boolean faultsPending() {
         return faults.stream().anyMatch(f -> f.nth() > calls.getOrDefault(f.call(), 0));
     }
 
-    void forgetFaults() {
+    public void forgetFaults() {
         faults.clear();
     }
 
-    int liveHandles() {
+    public int liveHandles() {
         return (int) handles.values().stream().filter(h -> !h.released()).count();
     }
 
     /** Handles whose memory is still held: live, or released but still mapped. */
-    int heldHandles() {
+    public int heldHandles() {
         return handles.size();
     }
 
-    int mappingCount() {
+    public int mappingCount() {
         return mappings.size();
     }
 
-    boolean isMappedAt(long address) {
+    public boolean isMappedAt(long address) {
         return mappings.containsKey(address);
     }
 
     /** The handle mapped at {@code address}, or 0 when none is. */
-    long handleAt(long address) {
+    public long handleAt(long address) {
         Mapping m = mappings.get(address);
         return m == null ? 0 : m.handle();
     }
 
-    int reservedRanges() {
+    public int reservedRanges() {
         return ranges.size();
     }
 
@@ -222,7 +222,7 @@ final class FakeDevice implements Device {
         }
     }
 
-    boolean isAccessible(long address) {
+    public boolean isAccessible(long address) {
         return accessible.getOrDefault(address, false);
     }
 

@@ -1,4 +1,4 @@
-package io.kvpager.core;
+package io.kvpager.device;
 
 import io.kvpager.spi.Device;
 import io.kvpager.spi.DeviceException;

@@ -1,12 +1,10 @@
-package io.kvpager.core;
+package io.kvpager.device;
 
 import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.MissReason;
-import io.kvpager.device.GroupTensors;
-import io.kvpager.device.HandlePoolOptions;
-import io.kvpager.device.RankException;
-import io.kvpager.device.RankHandlePool;
+import io.kvpager.core.PageMapFailure;
+import io.kvpager.core.PageMapper;
 import io.kvpager.spi.Device;
 import java.util.BitSet;
 import java.util.concurrent.CompletableFuture;
