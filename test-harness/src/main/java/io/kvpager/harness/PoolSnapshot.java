@@ -4,7 +4,7 @@ import io.kvpager.Geometry;
 import io.kvpager.cache.KvCache;
 import io.kvpager.core.LedgerStats;
 import io.kvpager.impl.coordinator.CoordinatorView;
-import io.kvpager.impl.coordinator.RankTarget;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;
 import io.kvpager.protocol.WorkerProtocol;

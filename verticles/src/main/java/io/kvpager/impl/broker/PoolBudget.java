@@ -5,7 +5,7 @@ import io.kvpager.MissReason;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.core.PageMapFailure;
-import io.kvpager.impl.coordinator.RankTarget;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.impl.protocol.Owner;
 import io.kvpager.impl.protocol.CreateTensorsReply;
 import io.vertx.core.Future;

@@ -1,5 +1,7 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.impl.protocol.HandlePoolJson;
 import io.kvpager.impl.protocol.CreateTensorsRequest;

@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
 import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.Allocation;
 import io.kvpager.FailureCode;

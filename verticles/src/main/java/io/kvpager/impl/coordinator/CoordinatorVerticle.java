@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.impl.membership.ClusterMembership;

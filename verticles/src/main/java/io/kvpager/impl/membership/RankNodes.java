@@ -1,7 +1,7 @@
 package io.kvpager.impl.membership;
 
-import io.kvpager.impl.coordinator.PoolRanks;
-import io.kvpager.impl.coordinator.RankTarget;
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.RankTarget;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -4,7 +4,7 @@ import io.kvpager.impl.protocol.CreateTensorsReply;
 
 import io.kvpager.MissReason;
 import io.kvpager.core.PageMapFailure;
-import io.kvpager.impl.coordinator.RankTarget;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.impl.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

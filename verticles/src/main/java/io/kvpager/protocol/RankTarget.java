@@ -1,6 +1,5 @@
-package io.kvpager.impl.coordinator;
+package io.kvpager.protocol;
 
-import io.kvpager.protocol.WorkerProtocol;
 
 /**
  * One rank a pool's requests go to: pipeline stage {@code pp}, tensor-parallel rank {@code tp}.

@@ -1,7 +1,6 @@
-package io.kvpager.impl.coordinator;
+package io.kvpager.protocol;
 
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.protocol.WorkerProtocol;
 
 import java.util.ArrayList;
 import java.util.List;
