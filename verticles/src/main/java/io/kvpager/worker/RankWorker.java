@@ -1,7 +1,7 @@
 package io.kvpager.worker;
 
 import io.kvpager.impl.broker.DepartedShares;
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.impl.worker.NodeDepartures;
 import io.kvpager.impl.worker.RankWorkers;
 import io.kvpager.impl.worker.WorkerConfig;

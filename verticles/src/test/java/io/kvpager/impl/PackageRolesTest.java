@@ -32,7 +32,7 @@ class PackageRolesTest {
 
     private static final String WORKER = "io.kvpager.impl.worker";
     private static final String COORDINATOR = "io.kvpager.impl.coordinator";
-    private static final String MEMBERSHIP = "io.kvpager.impl.membership";
+    private static final String MEMBERSHIP = "io.kvpager.internal.membership";
     private static final String BROKER = "io.kvpager.impl.broker";
     private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3", "io.kvpager.worker");
 

@@ -13,7 +13,7 @@ import io.kvpager.protocol.PoolRanks;
 import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankRejoin;
 import io.kvpager.protocol.RankTarget;
-import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.internal.membership.RankNodes;
 import io.kvpager.impl.protocol.WorkerAction;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Context;

@@ -29,7 +29,7 @@ import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.impl.broker.Guarantee;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.internal.membership.RankNodes;
 import io.kvpager.impl.protocol.Owner;
 import io.kvpager.impl.protocol.WorkerAction;
 import io.vertx.core.Context;

@@ -3,7 +3,7 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.protocol.PoolRanks;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;

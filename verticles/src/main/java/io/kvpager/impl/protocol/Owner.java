@@ -1,6 +1,6 @@
 package io.kvpager.impl.protocol;
 
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.vertx.core.Vertx;
 
 import java.util.UUID;

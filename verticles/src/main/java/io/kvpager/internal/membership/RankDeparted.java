@@ -1,4 +1,4 @@
-package io.kvpager.impl.membership;
+package io.kvpager.internal.membership;
 
 /**
  * A request to a rank whose node has left the cluster: it was in flight when the node was removed,

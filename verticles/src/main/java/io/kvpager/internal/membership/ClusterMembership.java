@@ -1,4 +1,4 @@
-package io.kvpager.impl.membership;
+package io.kvpager.internal.membership;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;

@@ -1,4 +1,4 @@
-package io.kvpager.impl.membership;
+package io.kvpager.internal.membership;
 
 import io.kvpager.protocol.PoolRanks;
 import io.kvpager.protocol.RankTarget;
