@@ -7,7 +7,7 @@ import com.hazelcast.config.TopicConfig;
 import com.hazelcast.topic.MessageListener;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.books.SealedBooks;
+import io.kvpager.internal.books.SealedBooks;
 import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;

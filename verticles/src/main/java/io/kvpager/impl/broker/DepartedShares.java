@@ -1,6 +1,6 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.books.SealedBooks;
+import io.kvpager.internal.books.SealedBooks;
 import io.kvpager.internal.membership.ClusterMembership;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

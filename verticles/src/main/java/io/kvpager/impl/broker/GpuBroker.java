@@ -1,6 +1,6 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.books.SealedBooks;
+import io.kvpager.internal.books.SealedBooks;
 import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.impl.protocol.Owner;
 import io.vertx.core.Future;

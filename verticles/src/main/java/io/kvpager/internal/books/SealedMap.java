@@ -1,4 +1,4 @@
-package io.kvpager.impl.books;
+package io.kvpager.internal.books;
 
 import io.vertx.core.Future;
 import io.vertx.core.shareddata.AsyncMap;
