@@ -4,7 +4,7 @@ import io.kvpager.cli.metrics.MetricsEndpoint;
 import io.kvpager.cli.status.ClusterAdmin;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.ClusterNodeOptions;
-import io.kvpager.impl.options.OptionRules;
+import io.kvpager.internal.options.OptionRules;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonObject;

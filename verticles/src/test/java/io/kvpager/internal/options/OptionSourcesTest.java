@@ -1,4 +1,4 @@
-package io.kvpager.impl.options;
+package io.kvpager.internal.options;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,6 @@
-package io.kvpager.impl.options;
+package io.kvpager.internal.options;
 
-import io.kvpager.impl.options.OptionReader;
+import io.kvpager.internal.options.OptionReader;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 

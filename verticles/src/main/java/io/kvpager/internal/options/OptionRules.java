@@ -1,4 +1,4 @@
-package io.kvpager.impl.options;
+package io.kvpager.internal.options;
 
 import java.util.List;
 import java.util.regex.Pattern;

@@ -1,4 +1,4 @@
-package io.kvpager.impl.options;
+package io.kvpager.internal.options;
 
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.impl.protocol.RequestBody;
