@@ -1,7 +1,7 @@
 package io.kvpager.cli;
 
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerAction;
 import io.kvpager.worker.RankWorker;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

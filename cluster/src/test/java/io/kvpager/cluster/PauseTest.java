@@ -4,7 +4,7 @@ import io.kvpager.FailureCode;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import io.kvpager.worker.RankWorker;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;

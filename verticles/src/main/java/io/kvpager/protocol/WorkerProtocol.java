@@ -1,7 +1,6 @@
 package io.kvpager.protocol;
 
 import io.kvpager.cache.RankFailure;
-import io.kvpager.impl.protocol.RankFailureReply;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 

@@ -8,7 +8,7 @@ import io.kvpager.protocol.PoolRanks;
 import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankReply;
 import io.kvpager.protocol.RankTarget;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;

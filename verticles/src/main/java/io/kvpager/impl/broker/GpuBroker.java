@@ -2,7 +2,7 @@ package io.kvpager.impl.broker;
 
 import io.kvpager.internal.books.SealedBooks;
 import io.kvpager.internal.membership.ClusterMembership;
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.AsyncMap;

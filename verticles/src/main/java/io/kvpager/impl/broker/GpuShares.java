@@ -1,6 +1,6 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 

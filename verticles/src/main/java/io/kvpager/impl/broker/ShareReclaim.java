@@ -1,6 +1,6 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

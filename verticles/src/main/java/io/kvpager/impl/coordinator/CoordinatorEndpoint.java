@@ -6,7 +6,7 @@ import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.KvPagerException;
-import io.kvpager.impl.protocol.WireText;
+import io.kvpager.protocol.WireText;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.eventbus.Message;

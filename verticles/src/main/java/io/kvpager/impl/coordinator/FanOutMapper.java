@@ -8,9 +8,9 @@ import io.kvpager.cache.RankFailure;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.protocol.PagesReply;
-import io.kvpager.impl.protocol.RequestFields;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.PagesReply;
+import io.kvpager.protocol.RequestFields;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 

@@ -2,8 +2,8 @@ package io.kvpager.impl.coordinator;
 
 import io.kvpager.FailureCode;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.protocol.KeepHandlesRequest;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.KeepHandlesRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

@@ -6,10 +6,10 @@ import io.kvpager.cache.BufferView;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
 import io.kvpager.cache.RankViews;
-import io.kvpager.impl.protocol.TensorView;
-import io.kvpager.impl.protocol.ViewsReply;
-import io.kvpager.impl.protocol.ViewsRequest;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.TensorView;
+import io.kvpager.protocol.ViewsReply;
+import io.kvpager.protocol.ViewsRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 
 import java.util.ArrayList;

@@ -2,8 +2,8 @@ package io.kvpager.impl.coordinator;
 
 import io.kvpager.core.PageLedger;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.protocol.RequestFields;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.RequestFields;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

@@ -2,7 +2,7 @@ package io.kvpager.impl.worker;
 
 import io.kvpager.FailureCode;
 import io.kvpager.cache.RankFailure;
-import io.kvpager.impl.protocol.RankFailureReply;
+import io.kvpager.protocol.RankFailureReply;
 import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;

@@ -7,29 +7,29 @@ import io.kvpager.device.GroupTensors;
 import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.device.RankException;
 import io.kvpager.device.RankHandlePool;
-import io.kvpager.impl.protocol.Owner;
-import io.kvpager.impl.protocol.RequestBody;
-import io.kvpager.impl.protocol.WireText;
-import io.kvpager.impl.protocol.WorkerAction;
-import io.kvpager.impl.protocol.CreateTensorsReply;
-import io.kvpager.impl.protocol.CreateTensorsRequest;
-import io.kvpager.impl.protocol.DestroyTensorsReply;
-import io.kvpager.impl.protocol.DestroyTensorsRequest;
-import io.kvpager.impl.protocol.GroupStats;
-import io.kvpager.impl.protocol.KeepHandlesReply;
-import io.kvpager.impl.protocol.KeepHandlesRequest;
-import io.kvpager.impl.protocol.HandlePoolJson;
-import io.kvpager.impl.protocol.TensorView;
-import io.kvpager.impl.protocol.HandlePoolStats;
-import io.kvpager.impl.protocol.PagesReply;
-import io.kvpager.impl.protocol.PagesRequest;
-import io.kvpager.impl.protocol.RankFailureReply;
-import io.kvpager.impl.protocol.RequestFields;
-import io.kvpager.impl.protocol.StatsReply;
-import io.kvpager.impl.protocol.TensorsCreatedReply;
-import io.kvpager.impl.protocol.TensorsCreatedRequest;
-import io.kvpager.impl.protocol.ViewsReply;
-import io.kvpager.impl.protocol.ViewsRequest;
+import io.kvpager.protocol.Owner;
+import io.kvpager.protocol.RequestBody;
+import io.kvpager.protocol.WireText;
+import io.kvpager.protocol.WorkerAction;
+import io.kvpager.protocol.CreateTensorsReply;
+import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.protocol.DestroyTensorsReply;
+import io.kvpager.protocol.DestroyTensorsRequest;
+import io.kvpager.protocol.GroupStats;
+import io.kvpager.protocol.KeepHandlesReply;
+import io.kvpager.protocol.KeepHandlesRequest;
+import io.kvpager.protocol.HandlePoolJson;
+import io.kvpager.protocol.TensorView;
+import io.kvpager.protocol.HandlePoolStats;
+import io.kvpager.protocol.PagesReply;
+import io.kvpager.protocol.PagesRequest;
+import io.kvpager.protocol.RankFailureReply;
+import io.kvpager.protocol.RequestFields;
+import io.kvpager.protocol.StatsReply;
+import io.kvpager.protocol.TensorsCreatedReply;
+import io.kvpager.protocol.TensorsCreatedRequest;
+import io.kvpager.protocol.ViewsReply;
+import io.kvpager.protocol.ViewsRequest;
 import io.kvpager.spi.Device;
 import io.kvpager.spi.MemoryInfo;
 import io.vertx.core.Context;
@@ -73,7 +73,7 @@ import java.util.TreeMap;
  * its groups are released after the grace period ({@link WorkerConfig#leaseGraceMs()}) unless a
  * new owner claims them first ({@link GroupOwners}).
  *
- * <p>Requests and replies are the records of {@code io.kvpager.impl.protocol}; a failure goes with
+ * <p>Requests and replies are the records of {@code io.kvpager.protocol}; a failure goes with
  * its fields (code, rank, group, page, driver error, whether the rollback was complete and the
  * pages it could not restore) to a sender that asks for them.
  *

@@ -3,8 +3,8 @@ package io.kvpager.impl.worker;
 import io.kvpager.Geometry;
 import io.kvpager.device.GroupTensors;
 import io.kvpager.device.RankHandlePool;
-import io.kvpager.impl.protocol.GroupStats;
-import io.kvpager.impl.protocol.HandlePoolJson;
+import io.kvpager.protocol.GroupStats;
+import io.kvpager.protocol.HandlePoolJson;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 

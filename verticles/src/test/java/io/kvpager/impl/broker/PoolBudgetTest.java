@@ -1,11 +1,11 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.protocol.CreateTensorsReply;
+import io.kvpager.protocol.CreateTensorsReply;
 
 import io.kvpager.MissReason;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.protocol.RankTarget;
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

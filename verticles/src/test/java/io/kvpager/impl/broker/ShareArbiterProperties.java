@@ -1,6 +1,6 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;

@@ -1,6 +1,6 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -3,7 +3,7 @@ package io.kvpager.impl.broker;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.SimPool;
-import io.kvpager.impl.protocol.Owner;
+import io.kvpager.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.AsyncMap;

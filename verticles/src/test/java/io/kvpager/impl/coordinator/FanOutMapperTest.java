@@ -6,7 +6,7 @@ import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.core.PageMapFailure;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -2,8 +2,8 @@ package io.kvpager.impl.worker;
 
 import io.kvpager.FailureCode;
 import io.kvpager.Layout;
-import io.kvpager.impl.protocol.TensorView;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.TensorView;
+import io.kvpager.protocol.WorkerAction;
 import io.kvpager.sim.DriverCall;
 import io.kvpager.sim.Fault;
 import io.kvpager.spi.DeviceException;

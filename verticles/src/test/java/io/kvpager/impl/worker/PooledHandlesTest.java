@@ -1,7 +1,7 @@
 package io.kvpager.impl.worker;
 
 import io.kvpager.Layout;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;

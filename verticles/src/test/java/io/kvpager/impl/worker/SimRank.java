@@ -1,7 +1,7 @@
 package io.kvpager.impl.worker;
 
 import io.kvpager.Layout;
-import io.kvpager.impl.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerAction;
 import io.kvpager.sim.MappedRange;
 import io.kvpager.sim.ReservedRange;
 import io.kvpager.sim.SimDevice;

@@ -1,7 +1,7 @@
 package io.kvpager.internal.options;
 
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.protocol.RequestBody;
+import io.kvpager.protocol.RequestBody;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.params.ParameterizedTest;

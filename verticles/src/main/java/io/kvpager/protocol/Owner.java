@@ -1,7 +1,4 @@
-package io.kvpager.impl.protocol;
-
-import io.kvpager.internal.membership.ClusterMembership;
-import io.vertx.core.Vertx;
+package io.kvpager.protocol;
 
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,11 +29,12 @@ public record Owner(String nodeId, long epoch) {
         }
     }
 
-    /** A new incarnation on {@code vertx}'s node: its cluster node id, or this process's own id when not clustered. */
-    public static Owner next(Vertx vertx) {
-        ClusterMembership membership = ClusterMembership.of(vertx);
-        String node = membership == null ? LOCAL_NODE : membership.nodeId();
-        return new Owner(node, EPOCHS.incrementAndGet());
+    /**
+     * A new incarnation on the node {@code clusterNodeId}, or on this process's own node id when it
+     * is null (a Vert.x that is not clustered).
+     */
+    public static Owner next(String clusterNodeId) {
+        return new Owner(clusterNodeId == null ? LOCAL_NODE : clusterNodeId, EPOCHS.incrementAndGet());
     }
 
     /** Reads the string form {@code <nodeId>#<epoch>}; a clear {@link IllegalArgumentException} otherwise. */

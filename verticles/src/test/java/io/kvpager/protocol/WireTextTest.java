@@ -1,4 +1,4 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,9 +1,9 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import io.vertx.core.json.JsonObject;
 
-import static io.kvpager.impl.protocol.RequestFields.GROUP;
-import static io.kvpager.impl.protocol.RequestFields.OWNER;
+import static io.kvpager.protocol.RequestFields.GROUP;
+import static io.kvpager.protocol.RequestFields.OWNER;
 
 /** {@code destroy-tensors}: unmap everything of {@code owner}'s group and free its virtual ranges. */
 public record DestroyTensorsRequest(int group, Owner owner) {

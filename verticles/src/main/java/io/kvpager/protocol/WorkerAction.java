@@ -1,6 +1,5 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
-import io.kvpager.protocol.WorkerProtocol;
 
 /** The actions a rank worker answers, by the name they carry in the {@code action} header. */
 public enum WorkerAction {

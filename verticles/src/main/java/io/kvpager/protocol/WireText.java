@@ -1,4 +1,4 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 /**
  * Text that came from the bus, as it may be quoted in a message or a log line: a sender can put

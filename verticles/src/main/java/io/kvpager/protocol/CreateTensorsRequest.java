@@ -1,12 +1,12 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.device.HandlePoolOptions;
 import io.vertx.core.json.JsonObject;
 
-import static io.kvpager.impl.protocol.RequestFields.GROUP;
-import static io.kvpager.impl.protocol.RequestFields.OWNER;
+import static io.kvpager.protocol.RequestFields.GROUP;
+import static io.kvpager.protocol.RequestFields.OWNER;
 
 /**
  * {@code create-tensors}: reserve a group's virtual ranges for {@code owner}, with this geometry.

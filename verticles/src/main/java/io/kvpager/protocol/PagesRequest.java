@@ -1,15 +1,15 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import io.vertx.core.json.JsonObject;
 
 import java.util.Arrays;
 import java.util.function.IntUnaryOperator;
 
-import static io.kvpager.impl.protocol.RequestFields.GROUP;
-import static io.kvpager.impl.protocol.RequestFields.MAX_REQUEST_ID;
-import static io.kvpager.impl.protocol.RequestFields.OWNER;
-import static io.kvpager.impl.protocol.RequestFields.PAGES;
-import static io.kvpager.impl.protocol.RequestFields.REQUEST_ID;
+import static io.kvpager.protocol.RequestFields.GROUP;
+import static io.kvpager.protocol.RequestFields.MAX_REQUEST_ID;
+import static io.kvpager.protocol.RequestFields.OWNER;
+import static io.kvpager.protocol.RequestFields.PAGES;
+import static io.kvpager.protocol.RequestFields.REQUEST_ID;
 
 /**
  * {@code map}, {@code unmap} or {@code release-pages} of page ids of a group: distinct ids, each in

@@ -1,4 +1,4 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import io.kvpager.cache.RankFailure;
 import io.vertx.core.buffer.Buffer;

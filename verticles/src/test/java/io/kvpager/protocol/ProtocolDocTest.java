@@ -1,6 +1,5 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
-import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import io.kvpager.internal.options.OptionReader;
 import io.kvpager.internal.options.OptionRules;

@@ -1,4 +1,4 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import io.kvpager.FailureCode;
 import io.kvpager.cache.RankFailure;

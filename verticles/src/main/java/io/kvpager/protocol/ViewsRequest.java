@@ -1,8 +1,8 @@
-package io.kvpager.impl.protocol;
+package io.kvpager.protocol;
 
 import io.vertx.core.json.JsonObject;
 
-import static io.kvpager.impl.protocol.RequestFields.GROUP;
+import static io.kvpager.protocol.RequestFields.GROUP;
 
 /** {@code views}: where the group's blocks are in the worker's address space. */
 public record ViewsRequest(int group) {
