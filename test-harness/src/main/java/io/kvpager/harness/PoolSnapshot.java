@@ -3,7 +3,7 @@ package io.kvpager.harness;
 import io.kvpager.Geometry;
 import io.kvpager.cache.KvCache;
 import io.kvpager.core.LedgerStats;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.protocol.RankTarget;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;

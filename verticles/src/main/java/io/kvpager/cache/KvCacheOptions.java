@@ -165,7 +165,7 @@ public class KvCacheOptions {
      * @param path a JSON file, or {@code null} to read only the environment and system properties
      */
     public static Future<KvCacheOptions> load(Vertx vertx, String path) {
-        return OptionSources.load(vertx, path, new JsonObject());
+        return load(vertx, path, new JsonObject());
     }
 
     /**
@@ -173,7 +173,7 @@ public class KvCacheOptions {
      * flags) on top of every layer, before the result is validated.
      */
     public static Future<KvCacheOptions> load(Vertx vertx, String path, JsonObject overrides) {
-        return OptionSources.load(vertx, path, overrides);
+        return OptionSources.load(vertx, path, overrides).map(json -> new KvCacheOptions(json).validate());
     }
 
     public JsonObject toJson() {

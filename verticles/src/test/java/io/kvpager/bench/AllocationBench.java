@@ -3,7 +3,7 @@ package io.kvpager.bench;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.protocol.PoolRanks;
 import io.kvpager.impl.coordinator.RankFanOut;
 import io.kvpager.impl.coordinator.RankReply;

@@ -3,7 +3,7 @@ package io.kvpager.cache;
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.MissReason;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.worker.RankWorker;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -6,7 +6,7 @@ import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.impl.coordinator.FanOutMapper;
 import io.kvpager.impl.coordinator.LocalKvCache;
 import io.kvpager.protocol.PoolRanks;

@@ -1,7 +1,7 @@
 package io.kvpager.cluster.process;
 
 import io.kvpager.cache.KvCache;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;

@@ -9,7 +9,7 @@ import io.kvpager.device.LocalPageMapper;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.harness.SimRanks;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.vertx.core.Context;

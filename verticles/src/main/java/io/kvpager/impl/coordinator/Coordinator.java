@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.protocol.PoolRanks;
 import io.kvpager.protocol.RankTarget;
 import io.kvpager.device.HandlePoolOptions;
@@ -563,12 +564,12 @@ public final class Coordinator {
     }
 
     /** The ledger, for {@link CoordinatorView}; call only on the context. */
-    PageLedger ledger() {
+    public PageLedger ledger() {
         return ledger;
     }
 
     /** The ranks lost now (no worker, no tensors, or their node left the cluster), for stats and tests. */
-    List<RankTarget> lostRanks() {
+    public List<RankTarget> lostRanks() {
         return rejoin.lost();
     }
 

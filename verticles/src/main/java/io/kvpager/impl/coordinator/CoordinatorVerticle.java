@@ -156,12 +156,12 @@ public final class CoordinatorVerticle extends VerticleBase {
     }
 
     /** The cache's insides; call their methods only on {@link #context()}. */
-    Coordinator coordinator() {
+    public Coordinator coordinator() {
         return coordinator;
     }
 
     /** The event-loop context every call on the {@link #coordinator()} must run on. */
-    Context context() {
+    public Context context() {
         return context;
     }
 
@@ -170,7 +170,7 @@ public final class CoordinatorVerticle extends VerticleBase {
      * directly whatever its own context: a periodic timer's handler, for one, runs on a context
      * of its own, on the same thread, one task at a time with the coordinator's.
      */
-    Thread thread() {
+    public Thread thread() {
         return thread;
     }
 }

@@ -1,6 +1,5 @@
 package io.kvpager.internal.options;
 
-import io.kvpager.cache.KvCacheOptions;
 import io.vertx.config.ConfigRetriever;
 import io.vertx.config.ConfigRetrieverOptions;
 import io.vertx.config.ConfigStoreOptions;
@@ -10,7 +9,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /**
- * Reads {@link KvCacheOptions} through vertx-config in three layers, each overriding the one
+ * Reads {@code KvCacheOptions} through vertx-config in three layers, each overriding the one
  * before: a JSON file, environment variables {@code KVPAGER_<FIELD>}, and system properties
  * {@code kvpager.<field>}; a caller's own overrides (a command line's flags) go on top of all three.
  *
@@ -24,8 +23,12 @@ public final class OptionSources {
     private OptionSources() {
     }
 
-    /** See {@link KvCacheOptions#load(Vertx, String, JsonObject)}. */
-    public static Future<KvCacheOptions> load(Vertx vertx, String path, JsonObject flags) {
+    /**
+     * The file's options, the environment's and the system properties' over them, then the flags:
+     * one JSON object for the options class to read and validate (see
+     * {@code KvCacheOptions.load(Vertx, String, JsonObject)}).
+     */
+    public static Future<JsonObject> load(Vertx vertx, String path, JsonObject flags) {
         Future<JsonObject> file = path == null ? Future.succeededFuture(new JsonObject())
                 : read(vertx, new ConfigStoreOptions().setType("file").setFormat("json")
                         .setConfig(new JsonObject().put("path", path)))
@@ -45,7 +48,7 @@ public final class OptionSources {
                 for (String key : flags.fieldNames()) {
                     put(options, OptionField.of(key), flags.getValue(key));
                 }
-                return Future.succeededFuture(new KvCacheOptions(options).validate());
+                return Future.succeededFuture(options);
             } catch (IllegalArgumentException e) {
                 return Future.failedFuture(e);
             }

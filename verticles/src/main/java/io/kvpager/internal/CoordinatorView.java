@@ -1,7 +1,9 @@
-package io.kvpager.impl.coordinator;
+package io.kvpager.internal;
 
 import io.kvpager.protocol.RankTarget;
 import io.kvpager.cache.KvCache;
+import io.kvpager.impl.coordinator.Coordinator;
+import io.kvpager.impl.coordinator.LocalKvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.core.PageLedger;
 import io.kvpager.protocol.Owner;
