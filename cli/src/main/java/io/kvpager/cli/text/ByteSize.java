@@ -1,4 +1,4 @@
-package io.kvpager.cli;
+package io.kvpager.cli.text;
 
 import java.util.Locale;
 import java.util.regex.Matcher;

@@ -1,4 +1,4 @@
-package io.kvpager.cli;
+package io.kvpager.cli.text;
 
 import java.util.ArrayList;
 import java.util.List;
