@@ -36,7 +36,7 @@ public final class CoordinatorClient {
     }
 
     public Future<CacheStats> stats(String instance) {
-        return ask(instance, "stats", new JsonObject()).map(StatsReply::cacheStats);
+        return ask(instance, "stats", new JsonObject()).map(CacheStats::fromJson);
     }
 
     /**
