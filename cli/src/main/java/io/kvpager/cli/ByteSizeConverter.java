@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.text.ByteSize;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 

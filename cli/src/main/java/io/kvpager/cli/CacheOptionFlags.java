@@ -1,7 +1,7 @@
 package io.kvpager.cli;
 
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.options.OptionSources;
+import io.kvpager.internal.options.OptionSources;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.text.ByteSize;
 import io.kvpager.KvFormat;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cli.demo.DemoReport;

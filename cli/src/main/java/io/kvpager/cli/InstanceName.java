@@ -1,6 +1,6 @@
 package io.kvpager.cli;
 
-import io.kvpager.impl.options.OptionRules;
+import io.kvpager.internal.options.OptionRules;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 

@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.text.ByteSize;
 import io.kvpager.LimitResult;
 import io.kvpager.cli.status.ClusterClient;
 import io.kvpager.cli.status.CoordinatorClient;

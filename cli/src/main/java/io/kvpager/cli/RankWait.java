@@ -2,6 +2,7 @@ package io.kvpager.cli;
 
 import io.kvpager.protocol.StatsRequest;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.protocol.WorkerAction;
 import io.kvpager.worker.RankWorker;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

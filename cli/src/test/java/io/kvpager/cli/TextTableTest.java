@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.text.TextTable;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

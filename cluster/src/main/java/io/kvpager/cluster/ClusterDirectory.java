@@ -1,13 +1,14 @@
 package io.kvpager.cluster;
 
 import com.hazelcast.splitbrainprotection.SplitBrainProtectionException;
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
-import io.kvpager.impl.books.SealedBooks;
+import io.kvpager.internal.books.SealedBooks;
 import io.vertx.core.shareddata.AsyncMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

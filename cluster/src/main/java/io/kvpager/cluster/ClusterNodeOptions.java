@@ -1,16 +1,18 @@
 package io.kvpager.cluster;
 
-import io.kvpager.impl.options.OptionRules;
-import io.kvpager.impl.options.OptionTable;
+import io.kvpager.internal.options.OptionRules;
+import io.kvpager.internal.options.OptionTable;
+import io.kvpager.internal.options.OptionReader;
+import io.kvpager.internal.options.OptionRules;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonObject;
 
 import java.net.InetAddress;
 import java.util.List;
 
-import static io.kvpager.impl.options.OptionType.INT;
-import static io.kvpager.impl.options.OptionType.STRING;
-import static io.kvpager.impl.options.OptionType.STRING_LIST;
+import static io.kvpager.internal.options.OptionType.INT;
+import static io.kvpager.internal.options.OptionType.STRING;
+import static io.kvpager.internal.options.OptionType.STRING_LIST;
 
 /**
  * How a clustered kvpager node joins its cluster: the cluster's name, the address it binds (its

@@ -7,7 +7,7 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;

@@ -4,7 +4,7 @@ import io.kvpager.FailureCode;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.books.SealedBooks;
+import io.kvpager.internal.books.SealedBooks;
 import io.kvpager.impl.broker.GpuBroker;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;

@@ -10,7 +10,7 @@ import io.kvpager.cache.RankStats;
 import io.kvpager.cluster.process.RemoteRanks;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -95,6 +95,21 @@ public record CacheStats(String instance, int group, List<Integer> stages, int t
         return n;
     }
 
+    /**
+     * Reads back what {@link #toJson()} wrote (a coordinator's {@code stats} reply). A field that
+     * is missing or of the wrong type fails with an {@link IllegalArgumentException} naming it.
+     */
+    public static CacheStats fromJson(JsonObject json) {
+        return new CacheStats(StatsJson.string(json, "instance"), StatsJson.integer(json, "group"),
+                StatsJson.list(json, "stages", Number.class, stage -> ((Number) stage).intValue()), StatsJson.integer(json, "tp"),
+                CacheState.ofJsonName(StatsJson.string(json, "state")), StatsJson.optionalString(json, "reason"),
+                StatsJson.optionalString(json, "startFailure"), StatsJson.optionalString(json, "refillFailure"),
+                PoolStats.fromJson(StatsJson.object(json, "pool")),
+                StatsJson.list(json, "ranks", JsonObject.class, rank -> RankStats.fromJson((JsonObject) rank)),
+                json.containsKey("gpus") ? StatsJson.list(json, "gpus", JsonObject.class, gpu -> GpuStats.fromJson((JsonObject) gpu))
+                        : List.of());
+    }
+
     public JsonObject toJson() {
         JsonArray rankJson = new JsonArray();
         for (RankStats r : ranks) {

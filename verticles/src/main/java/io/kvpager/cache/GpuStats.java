@@ -37,6 +37,14 @@ public record GpuStats(String gpu, List<String> ranks, long capacityBytes, long 
         this(gpu, ranks, capacityBytes, takenBytes, heldBytes, leasedBytes, -1, 0, 0, 0, false);
     }
 
+    /** Reads back what {@link #toJson()} wrote; a missing or mistyped field names itself. */
+    public static GpuStats fromJson(JsonObject json) {
+        return new GpuStats(StatsJson.string(json, "gpu"), StatsJson.list(json, "ranks", String.class, rank -> (String) rank),
+                StatsJson.number(json, "capacityBytes"), StatsJson.number(json, "takenBytes"), StatsJson.number(json, "heldBytes"),
+                StatsJson.number(json, "leasedBytes"), StatsJson.number(json, "guaranteeBytes"), StatsJson.number(json, "reclaimsAsked"),
+                StatsJson.number(json, "reclaimBlocksAsked"), StatsJson.number(json, "timesCapped"), StatsJson.bool(json, "capped"));
+    }
+
     public JsonObject toJson() {
         return new JsonObject().put("gpu", gpu).put("ranks", new JsonArray(new ArrayList<>(ranks)))
                 .put("capacityBytes", capacityBytes).put("takenBytes", takenBytes).put("heldBytes", heldBytes)

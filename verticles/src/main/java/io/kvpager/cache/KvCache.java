@@ -12,6 +12,7 @@ import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 
 import java.util.List;
+import java.util.ServiceLoader;
 
 /**
  * One pool of a model's KV cache, backed page by page with GPU memory on every rank that holds
@@ -42,7 +43,10 @@ public interface KvCache {
      * deployed is left behind then.
      */
     static Future<KvCache> deploy(Vertx vertx, KvCacheOptions options) {
-        return LocalKvCache.deploy(vertx, options);
+        CacheDeployer deployer = ServiceLoader.load(CacheDeployer.class, KvCache.class.getClassLoader()).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no " + CacheDeployer.class.getName()
+                        + " on the class path: a jar that merges kvpager-verticles must keep its META-INF/services"));
+        return deployer.deploy(vertx, options);
     }
 
     /** The options this cache was deployed with. */

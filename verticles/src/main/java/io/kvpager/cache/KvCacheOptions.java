@@ -4,11 +4,11 @@ import io.kvpager.Geometry;
 import io.kvpager.KvFormat;
 import io.kvpager.Layout;
 import io.kvpager.device.HandlePoolOptions;
-import io.kvpager.impl.options.OptionReader;
-import io.kvpager.impl.options.OptionRules;
-import io.kvpager.impl.options.OptionSources;
-import io.kvpager.impl.options.OptionTable;
-import io.kvpager.impl.options.OptionType;
+import io.kvpager.internal.options.OptionReader;
+import io.kvpager.internal.options.OptionRules;
+import io.kvpager.internal.options.OptionSources;
+import io.kvpager.internal.options.OptionTable;
+import io.kvpager.internal.options.OptionType;
 import io.kvpager.sim.SimOptions;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.Future;
@@ -24,13 +24,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
-import static io.kvpager.impl.options.OptionType.BOOL;
-import static io.kvpager.impl.options.OptionType.INT;
-import static io.kvpager.impl.options.OptionType.INT_LIST;
-import static io.kvpager.impl.options.OptionType.LONG;
-import static io.kvpager.impl.options.OptionType.OBJECT;
-import static io.kvpager.impl.options.OptionType.SIM;
-import static io.kvpager.impl.options.OptionType.STRING;
+import static io.kvpager.internal.options.OptionType.BOOL;
+import static io.kvpager.internal.options.OptionType.INT;
+import static io.kvpager.internal.options.OptionType.INT_LIST;
+import static io.kvpager.internal.options.OptionType.LONG;
+import static io.kvpager.internal.options.OptionType.OBJECT;
+import static io.kvpager.internal.options.OptionType.SIM;
+import static io.kvpager.internal.options.OptionType.STRING;
 
 /**
  * Everything a {@link KvCache} needs: which pool it serves ({@code instance}, {@code tp},

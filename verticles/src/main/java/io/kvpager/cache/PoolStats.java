@@ -51,6 +51,27 @@ public record PoolStats(int mappedPages, int inUsePages, int reservePages, int r
         return mappedPages * bytesPerPage;
     }
 
+    /** Reads back what {@link #toJson()} wrote; a missing or mistyped field, or an unknown miss reason, names itself. */
+    public static PoolStats fromJson(JsonObject json) {
+        Map<MissReason, Long> misses = new EnumMap<>(MissReason.class);
+        JsonObject missJson = StatsJson.object(json, "misses");
+        for (String reason : missJson.fieldNames()) {
+            MissReason parsed;
+            try {
+                parsed = MissReason.valueOf(reason);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("pool.misses has an unknown reason '" + reason + "'");
+            }
+            misses.put(parsed, StatsJson.number(missJson, reason));
+        }
+        return new PoolStats(StatsJson.integer(json, "mappedPages"), StatsJson.integer(json, "inUsePages"),
+                StatsJson.integer(json, "reservePages"), StatsJson.integer(json, "reclaimedPages"),
+                StatsJson.integer(json, "quarantinedPages"), StatsJson.integer(json, "freePages"), StatsJson.number(json, "usedBlocks"),
+                StatsJson.integer(json, "limitPages"), StatsJson.integer(json, "lowMark"), StatsJson.integer(json, "highMark"),
+                StatsJson.number(json, "allocs"), misses, StatsJson.number(json, "maps"), StatsJson.number(json, "unmaps"),
+                StatsJson.number(json, "bytesPerPage"));
+    }
+
     public JsonObject toJson() {
         JsonObject missJson = new JsonObject();
         misses.forEach((reason, n) -> missJson.put(reason.name(), n));

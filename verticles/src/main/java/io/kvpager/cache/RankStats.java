@@ -1,5 +1,6 @@
 package io.kvpager.cache;
 
+import io.kvpager.FailureCode;
 import io.vertx.core.json.JsonObject;
 
 /**
@@ -24,6 +25,29 @@ public record RankStats(String rank, boolean up, RankFailure failure, String dev
     /** A rank that did not answer. */
     public static RankStats down(RankFailure failure) {
         return new RankStats(failure.rank(), false, failure, "", 0, 0, 0, 0, 0, 0);
+    }
+
+    /**
+     * Reads back what {@link #toJson()} wrote. A failure's code that this version does not know
+     * reads as {@link FailureCode#DRIVER_ERROR}, its message kept, so a newer peer's failure still shows.
+     */
+    public static RankStats fromJson(JsonObject json) {
+        String rank = StatsJson.string(json, "rank");
+        RankFailure failure = null;
+        if (json.getValue("failure") != null) {
+            JsonObject failureJson = StatsJson.object(json, "failure");
+            FailureCode code;
+            try {
+                code = FailureCode.valueOf(StatsJson.string(failureJson, "code"));
+            } catch (IllegalArgumentException e) {
+                code = FailureCode.DRIVER_ERROR;
+            }
+            failure = new RankFailure(rank, code, StatsJson.optionalString(failureJson, "message"));
+        }
+        return new RankStats(rank, StatsJson.bool(json, "up"), failure, json.getString("device", ""),
+                StatsJson.number(json, "mappedPages"), StatsJson.number(json, "handles"), StatsJson.number(json, "handlesAlive"),
+                StatsJson.number(json, "deviceUsedBytes"), StatsJson.number(json, "deviceFreeBytes"),
+                StatsJson.number(json, "deviceTotalBytes"));
     }
 
     public JsonObject toJson() {

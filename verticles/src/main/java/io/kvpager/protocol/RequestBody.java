@@ -1,7 +1,7 @@
 package io.kvpager.protocol;
 
-import io.kvpager.impl.options.OptionReader;
-import io.kvpager.impl.options.OptionRules;
+import io.kvpager.internal.options.OptionReader;
+import io.kvpager.internal.options.OptionRules;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 

@@ -1,7 +1,5 @@
 package io.kvpager.protocol;
-
 import io.vertx.core.eventbus.DeliveryOptions;
-
 import java.util.Arrays;
 import java.util.List;
 

@@ -1,16 +1,11 @@
 package io.kvpager.worker;
 
-import io.kvpager.impl.broker.DepartedShares;
-import io.kvpager.impl.membership.ClusterMembership;
-import io.kvpager.impl.worker.NodeDepartures;
-import io.kvpager.impl.worker.RankWorkers;
-import io.kvpager.impl.worker.WorkerConfig;
-import io.vertx.core.Context;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
 import java.util.Objects;
-import java.util.function.Consumer;
+import java.util.ServiceLoader;
 
 /**
  * A deployed rank worker: the verticle that owns one rank's device, pinned to a worker pool of
@@ -28,12 +23,12 @@ import java.util.function.Consumer;
 public final class RankWorker {
 
     private final Vertx vertx;
-    private final WorkerConfig config;
+    private final RankWorkerOptions options;
     private final String deploymentId;
 
-    private RankWorker(Vertx vertx, WorkerConfig config, String deploymentId) {
+    private RankWorker(Vertx vertx, RankWorkerOptions options, String deploymentId) {
         this.vertx = vertx;
-        this.config = config;
+        this.options = options;
         this.deploymentId = deploymentId;
     }
 
@@ -46,40 +41,21 @@ public final class RankWorker {
     public static Future<RankWorker> deploy(Vertx vertx, RankWorkerOptions options) {
         Objects.requireNonNull(vertx, "vertx");
         Objects.requireNonNull(options, "options");
-        WorkerConfig config;
+        RankWorkerOptions checked;
         try {
-            config = new WorkerConfig(options);
+            checked = new RankWorkerOptions(options).validate();
         } catch (IllegalArgumentException e) {
             return Future.failedFuture(e);
         }
-        // in a cluster: owners' leases lapse when their node leaves, and a coordinator that dies
-        // takes its GPU shares with it only if some node gives them back
-        DepartedShares.watch(vertx);
-        return RankWorkers.deploy(vertx, config, departures(ClusterMembership.of(vertx)))
-                .map(id -> new RankWorker(vertx, config, id));
-    }
-
-    /** The cluster's comings and goings as a worker follows them; none outside a cluster. */
-    private static NodeDepartures departures(ClusterMembership membership) {
-        if (membership == null) {
-            return NodeDepartures.NONE;
-        }
-        return new NodeDepartures() {
-            @Override
-            public Runnable subscribe(Context context, Consumer<String> onLeft) {
-                return membership.subscribe(context, onLeft);
-            }
-
-            @Override
-            public boolean present(String nodeId) {
-                return membership.nodes().contains(nodeId);
-            }
-        };
+        WorkerDeployer deployer = ServiceLoader.load(WorkerDeployer.class, RankWorker.class.getClassLoader()).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no " + WorkerDeployer.class.getName()
+                        + " on the class path: a jar that merges kvpager-verticles must keep its META-INF/services"));
+        return deployer.deploy(vertx, checked).map(id -> new RankWorker(vertx, checked, id));
     }
 
     /** The event-bus address of rank {@code (pp, tp)} of {@code instance}: {@code kvpager.<instance>.pp<P>.tp<R>}. */
     public static String address(String instance, int pp, int tp) {
-        return WorkerConfig.address(instance, pp, tp);
+        return WorkerProtocol.rankAddress(instance, pp, tp);
     }
 
     /** The Vert.x deployment id of the worker's verticle. */
@@ -89,17 +65,17 @@ public final class RankWorker {
 
     /** The options it was deployed with (a copy). */
     public RankWorkerOptions options() {
-        return config.options();
+        return new RankWorkerOptions(options);
     }
 
     /** The rank as messages and stats name it: {@code pp0/tp1}. */
     public String rank() {
-        return config.rank();
+        return "pp" + options.getPp() + "/tp" + options.getTp();
     }
 
     /** Where the worker answers: {@code kvpager.<instance>.pp<P>.tp<R>}. */
     public String address() {
-        return config.address();
+        return address(options.getInstance(), options.getPp(), options.getTp());
     }
 
     /**
@@ -112,6 +88,6 @@ public final class RankWorker {
 
     @Override
     public String toString() {
-        return "RankWorker[" + rank() + " of " + config.instance() + ", " + deploymentId + "]";
+        return "RankWorker[" + rank() + " of " + options.getInstance() + ", " + deploymentId + "]";
     }
 }

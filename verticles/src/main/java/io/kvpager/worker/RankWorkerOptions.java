@@ -1,16 +1,18 @@
 package io.kvpager.worker;
 
-import io.kvpager.impl.options.Option;
-import io.kvpager.impl.options.OptionRules;
-import io.kvpager.impl.options.OptionTable;
+import io.kvpager.internal.options.Option;
+import io.kvpager.internal.options.OptionRules;
+import io.kvpager.internal.options.OptionTable;
 import io.kvpager.sim.SimOptions;
+import io.kvpager.internal.options.OptionReader;
+import io.kvpager.internal.options.OptionRules;
 import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonObject;
 
-import static io.kvpager.impl.options.OptionType.INT;
-import static io.kvpager.impl.options.OptionType.LONG;
-import static io.kvpager.impl.options.OptionType.SIM;
-import static io.kvpager.impl.options.OptionType.STRING;
+import static io.kvpager.internal.options.OptionType.INT;
+import static io.kvpager.internal.options.OptionType.LONG;
+import static io.kvpager.internal.options.OptionType.SIM;
+import static io.kvpager.internal.options.OptionType.STRING;
 
 /**
  * What one rank worker serves: the cache instance, its pipeline stage ({@code pp}) and

@@ -4,7 +4,7 @@ import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.core.LocalPageMapper;
+import io.kvpager.device.LocalPageMapper;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimDeviceFactory;
 import io.kvpager.sim.SimGpus;

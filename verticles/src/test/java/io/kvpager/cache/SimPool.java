@@ -1,6 +1,6 @@
 package io.kvpager.cache;
 
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.sim.SimDevice;
 import io.kvpager.sim.SimGpu;
 import io.kvpager.sim.SimGpus;

@@ -21,18 +21,26 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The packages' roles, checked on the compiled main classes: the rank worker's thread never reaches
- * into the coordinator, cluster membership or the GPU broker; the coordinator reaches a worker over
- * the event bus, never through the worker's classes; the public packages show no impl type.
+ * The packages' roles, checked on the compiled main classes: no two packages depend on each other,
+ * even through others; the API and the internal packages below {@code impl} never reach into it,
+ * the broker never into the coordinator or the worker, and only the deployment and the one door
+ * for tools ({@code io.kvpager.internal}) sit above the coordinator and the worker; the rank
+ * worker's thread never reaches into the coordinator, cluster membership or the GPU broker; the
+ * coordinator reaches a worker over the event bus, never through the worker's classes; the public
+ * packages show no impl type. No rule has an exception.
  */
 class PackageRolesTest {
 
     private static final String WORKER = "io.kvpager.impl.worker";
     private static final String COORDINATOR = "io.kvpager.impl.coordinator";
-    private static final String MEMBERSHIP = "io.kvpager.impl.membership";
+    private static final String MEMBERSHIP = "io.kvpager.internal.membership";
+    private static final String DEPLOYMENT = "io.kvpager.impl.deployment";
     private static final String BROKER = "io.kvpager.impl.broker";
     private static final List<String> PUBLIC = List.of("io.kvpager.cache", "io.kvpager.rxjava3.cache", "io.kvpager.worker");
 
@@ -43,6 +51,38 @@ class PackageRolesTest {
         // this module's main classes, where KvCache was compiled to; the classpath's jars need no scan
         main = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importUrl(KvCache.class.getProtectionDomain().getCodeSource().getLocation());
+    }
+
+    @Test
+    void noPackageDependsOnItselfThroughAnother() {
+        noCycles().check(main);
+    }
+
+    @Test
+    void theCycleRuleCatchesACycle() {
+        JavaClasses fixture = new ClassFileImporter().importPackages("io.kvpager.impl.cyclefixture");
+        assertThatThrownBy(() -> noCycles().check(fixture)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("cyclefixture.one").hasMessageContaining("cyclefixture.two");
+    }
+
+    /** One slice per package: a cycle between two packages, however long, fails. */
+    private static ArchRule noCycles() {
+        return slices().matching("io.(**)").should().beFreeOfCycles();
+    }
+
+    @Test
+    void dependenciesPointDownTheLayers() {
+        layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("api and internal").definedBy("io.kvpager.cache..", "io.kvpager.worker..", "io.kvpager.rxjava3..",
+                        "io.kvpager.protocol..", "io.kvpager.internal.options..", "io.kvpager.internal.membership..",
+                        "io.kvpager.internal.books..")
+                .layer("broker").definedBy(BROKER + "..")
+                .layer("roles").definedBy(COORDINATOR + "..", WORKER + "..")
+                .layer("assembly").definedBy(DEPLOYMENT + "..", "io.kvpager.internal")
+                .whereLayer("assembly").mayNotBeAccessedByAnyLayer()
+                .whereLayer("roles").mayOnlyBeAccessedByLayers("assembly")
+                .whereLayer("broker").mayOnlyBeAccessedByLayers("roles", "assembly")
+                .check(main);
     }
 
     @Test
@@ -64,7 +104,8 @@ class PackageRolesTest {
     @Test
     void theRulesSeeTheCodeTheyGuard() {
         // guards against a rule that passes because the import found nothing
-        assertThat(Stream.of(WORKER, COORDINATOR, MEMBERSHIP, BROKER, "io.kvpager.cache"))
+        assertThat(Stream.of(WORKER, COORDINATOR, MEMBERSHIP, BROKER, DEPLOYMENT, "io.kvpager.cache", "io.kvpager.worker",
+                "io.kvpager.protocol", "io.kvpager.internal", "io.kvpager.internal.options", "io.kvpager.internal.books"))
                 .allMatch(name -> main.containPackage(name) && !main.getPackage(name).getClasses().isEmpty());
     }
 

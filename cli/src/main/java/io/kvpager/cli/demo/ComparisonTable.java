@@ -1,6 +1,6 @@
 package io.kvpager.cli.demo;
 
-import io.kvpager.cli.TextTable;
+import io.kvpager.cli.text.TextTable;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;

@@ -6,7 +6,7 @@ import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.RankStats;
-import io.kvpager.cli.ByteSize;
+import io.kvpager.cli.text.ByteSize;
 import io.kvpager.cli.status.InstanceDirectory;
 import io.kvpager.metrics.MeteredKvCache;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,6 +1,6 @@
 package io.kvpager.cli.demo;
 
-import io.kvpager.impl.options.OptionRules;
+import io.kvpager.internal.options.OptionRules;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.kvpager.cli.demo;
 
-import io.kvpager.cli.ByteSize;
-import io.kvpager.cli.TextTable;
+import io.kvpager.cli.text.ByteSize;
+import io.kvpager.cli.text.TextTable;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Map;

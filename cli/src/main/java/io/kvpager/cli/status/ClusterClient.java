@@ -1,6 +1,7 @@
 package io.kvpager.cli.status;
 
 import io.kvpager.protocol.CoordinatorReply;
+import io.kvpager.cache.CacheStats;
 import io.kvpager.LimitResult;
 import io.vertx.core.json.DecodeException;
 import io.kvpager.cluster.RegisteredWorker;
@@ -94,7 +95,7 @@ public final class ClusterClient {
         JsonArray all = answer.getJsonArray("instances", new JsonArray());
         for (int i = 0; i < all.size(); i++) {
             JsonObject one = all.getJsonObject(i);
-            status.add(one.containsKey("stats") ? InstanceStatus.of(StatsReply.cacheStats(one.getJsonObject("stats")))
+            status.add(one.containsKey("stats") ? InstanceStatus.of(CacheStats.fromJson(one.getJsonObject("stats")))
                     : InstanceStatus.unreachable(one.getString("instance"), one.getString("failure")));
         }
         List<RegisteredWorker> uncoordinated = new ArrayList<>();

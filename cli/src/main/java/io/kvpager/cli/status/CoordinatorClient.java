@@ -38,7 +38,7 @@ public final class CoordinatorClient {
     }
 
     public Future<CacheStats> stats(String instance) {
-        return ask(instance, new CoordinatorRequest.Stats()).map(StatsReply::cacheStats);
+        return ask(instance, new CoordinatorRequest.Stats()).map(CacheStats::fromJson);
     }
 
     /**

@@ -3,8 +3,8 @@ package io.kvpager.cli.status;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.PoolStats;
 import io.kvpager.cache.RankStats;
-import io.kvpager.cli.ByteSize;
-import io.kvpager.cli.TextTable;
+import io.kvpager.cli.text.ByteSize;
+import io.kvpager.cli.text.TextTable;
 import java.util.List;
 
 /**

@@ -14,7 +14,7 @@ class StatsReplyTest {
         for (CacheStats stats : new CacheStats[] {StatusFixtures.healthy(), StatusFixtures.oneRankDown()}) {
             // Through text, as over a clustered event bus.
             JsonObject wire = new JsonObject(stats.toJson().encode());
-            assertThat(StatsReply.cacheStats(wire)).isEqualTo(stats);
+            assertThat(CacheStats.fromJson(wire)).isEqualTo(stats);
         }
     }
 
@@ -22,7 +22,7 @@ class StatsReplyTest {
     void namesTheFieldAPeerGotWrong() {
         JsonObject stats = StatusFixtures.healthy().toJson();
         stats.getJsonObject("pool").put("mappedPages", "twelve");
-        assertThatThrownBy(() -> StatsReply.cacheStats(stats)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> CacheStats.fromJson(stats)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mappedPages");
     }
 }

@@ -1,9 +1,10 @@
 package io.kvpager.cluster.process;
 
 import io.kvpager.cache.KvCache;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.sim.FaultPlan;
 import io.kvpager.sim.SimOptions;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;

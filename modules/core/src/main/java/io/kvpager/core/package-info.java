@@ -4,10 +4,11 @@
  * {@link io.kvpager.core.ReserveMarks}, holds pages back from unmapping until the batch fences
  * that may read them retire, and enforces a revisioned memory limit. It drives a
  * {@link io.kvpager.core.PageMapper}: the coordinator's event-bus fan-out to the rank workers in
- * a cache, or a {@link io.kvpager.core.LocalPageMapper} on one {@link io.kvpager.spi.Device} in
- * tests, benchmarks and single-GPU use. Both end in the same device-side code,
- * {@link io.kvpager.device}: on each rank's thread behind the fan-out, in the calling thread
- * behind the local mapper.
+ * a cache, or one {@link io.kvpager.spi.Device} in the calling thread (the device side's
+ * {@code LocalPageMapper}) in tests, benchmarks and single-GPU use. Both end in the same
+ * device-side code, {@code io.kvpager.device}, which builds on this package and never the other
+ * way round: on each rank's thread behind the fan-out, in the calling thread behind the local
+ * mapper.
  *
  * <p>Everything here is single-threaded: one owner thread calls the ledger and completes its
  * mapper's stages.

@@ -15,7 +15,7 @@ import java.util.List;
  * One group's tensors on one device: the virtual ranges reserved once, the physical handles behind
  * each mapped page id, and the optional zero page that backs every page id not mapped. This is
  * what maps and unmaps a pool's page ids on a rank worker's GPU, and, through
- * {@link io.kvpager.core.LocalPageMapper}, on a single device in tests and benchmarks. Handles
+ * {@link io.kvpager.device.LocalPageMapper}, on a single device in tests and benchmarks. Handles
  * come from the rank's {@link RankHandlePool} and go back to it when their page is unmapped; the
  * group joins the pool with its {@link HandlePoolOptions} when created and leaves it when destroyed.
  *

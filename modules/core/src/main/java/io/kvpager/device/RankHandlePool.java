@@ -1,6 +1,5 @@
 package io.kvpager.device;
 
-import io.kvpager.core.HandlePool;
 import io.kvpager.spi.Device;
 import java.util.ArrayList;
 import java.util.List;

@@ -7,13 +7,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /** Shorthands for ledger tests whose mapper answers at once. */
-final class Ledgers {
+public final class Ledgers {
 
     private Ledgers() {
     }
 
     /** The answer of a stage that must already be complete. */
-    static <T> T now(CompletionStage<T> stage) {
+    public static <T> T now(CompletionStage<T> stage) {
         CompletableFuture<T> future = stage.toCompletableFuture();
         assertThat(future).as("stage complete on return").isDone();
         return future.join();

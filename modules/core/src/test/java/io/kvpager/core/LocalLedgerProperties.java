@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
+import io.kvpager.device.FakeDevice;
 import io.kvpager.device.GroupTensors;
+import io.kvpager.device.HandlePoolOptions;
+import io.kvpager.device.LocalPageMapper;
 import io.kvpager.device.RankException;
 import io.kvpager.spi.DeviceException;
-import io.kvpager.device.HandlePoolOptions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -99,7 +99,7 @@ final class DriverFloor {
 
     /**
      * One PER_LAYER page id: {@code tensors} handles of {@code pageBytes}, one per tensor range,
-     * created beforehand (as a {@link io.kvpager.core.HandlePool} does) and not timed.
+     * created beforehand (as a {@link io.kvpager.device.HandlePool} does) and not timed.
      */
     Row[] perLayerPage(int tensors, long pageBytes) {
         long[] ranges = new long[tensors];

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
-import io.kvpager.core.HandlePool;
+import io.kvpager.device.HandlePool;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;

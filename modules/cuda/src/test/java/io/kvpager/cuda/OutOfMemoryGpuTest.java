@@ -3,7 +3,7 @@ package io.kvpager.cuda;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvpager.core.HandlePool;
+import io.kvpager.device.HandlePool;
 import io.kvpager.spi.DeviceException;
 import io.kvpager.spi.MemoryInfo;
 import java.util.ArrayList;

@@ -6,7 +6,7 @@ import io.kvpager.Allocation;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
 import io.kvpager.core.LedgerStats;
-import io.kvpager.core.LocalPageMapper;
+import io.kvpager.device.LocalPageMapper;
 import io.kvpager.core.PageLedger;
 import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;

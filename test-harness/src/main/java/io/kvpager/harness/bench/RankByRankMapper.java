@@ -1,6 +1,6 @@
 package io.kvpager.harness.bench;
 
-import io.kvpager.core.LocalPageMapper;
+import io.kvpager.device.LocalPageMapper;
 import io.kvpager.core.PageMapper;
 
 import java.util.concurrent.CompletableFuture;

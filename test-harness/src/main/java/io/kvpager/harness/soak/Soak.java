@@ -7,7 +7,7 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.harness.Bounded;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.harness.PoolSnapshot;
 import io.kvpager.harness.SimRanks;
 import io.kvpager.sim.DriverCall;

@@ -11,7 +11,7 @@ import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.core.LedgerStats;
 import io.kvpager.core.PageState;
 import io.kvpager.harness.Bounded;
-import io.kvpager.impl.coordinator.CoordinatorView;
+import io.kvpager.internal.CoordinatorView;
 import io.kvpager.harness.PoolSnapshot;
 import io.kvpager.harness.SimRanks;
 import io.vertx.core.Future;

@@ -1,7 +1,9 @@
 package io.kvpager.impl.broker;
 
-import io.kvpager.impl.books.SealedBooks;
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.books.SealedBooks;
+import io.kvpager.internal.membership.ClusterMembership;
+import io.kvpager.internal.books.SealedBooks;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.Owner;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

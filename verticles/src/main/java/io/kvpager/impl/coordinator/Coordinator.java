@@ -3,6 +3,11 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.protocol.DestroyTensorsRequest;
 import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.protocol.CreateTensorsRequest;
+import io.kvpager.internal.CoordinatorView;
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.RankTarget;
+import io.kvpager.protocol.HandlePoolJson;
+import io.kvpager.protocol.RequestBody;
 import io.kvpager.protocol.GroupStats;
 import io.kvpager.protocol.StatsReply;
 import io.kvpager.protocol.StatsRequest;
@@ -26,10 +31,12 @@ import io.kvpager.core.PageState;
 import io.kvpager.core.ReserveMarks;
 import io.kvpager.impl.broker.Guarantee;
 import io.kvpager.impl.broker.PoolBudget;
-import io.kvpager.impl.membership.ClusterMembership;
-import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.internal.membership.ClusterMembership;
+import io.kvpager.internal.membership.RankNodes;
 import io.kvpager.protocol.Owner;
 import io.kvpager.protocol.WireText;
+import io.kvpager.internal.membership.RankNodes;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -574,12 +581,12 @@ public final class Coordinator {
     }
 
     /** The ledger, for {@link CoordinatorView}; call only on the context. */
-    PageLedger ledger() {
+    public PageLedger ledger() {
         return ledger;
     }
 
     /** The ranks lost now (no worker, no tensors, or their node left the cluster), for stats and tests. */
-    List<RankTarget> lostRanks() {
+    public List<RankTarget> lostRanks() {
         return rejoin.lost();
     }
 

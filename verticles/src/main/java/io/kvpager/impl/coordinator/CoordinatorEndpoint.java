@@ -1,10 +1,14 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.WorkerProtocol;
+import io.kvpager.Allocation;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.protocol.CoordinatorAction;
 import io.kvpager.protocol.CoordinatorReply;
 import io.kvpager.protocol.CoordinatorRequest;
+import io.kvpager.protocol.WireText;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.eventbus.Message;

@@ -1,9 +1,12 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.KvCacheOptions;
-import io.kvpager.impl.membership.ClusterMembership;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.CoordinatorRequest;
+import io.kvpager.internal.membership.ClusterMembership;
+import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -154,12 +157,12 @@ public final class CoordinatorVerticle extends VerticleBase {
     }
 
     /** The cache's insides; call their methods only on {@link #context()}. */
-    Coordinator coordinator() {
+    public Coordinator coordinator() {
         return coordinator;
     }
 
     /** The event-loop context every call on the {@link #coordinator()} must run on. */
-    Context context() {
+    public Context context() {
         return context;
     }
 
@@ -168,7 +171,7 @@ public final class CoordinatorVerticle extends VerticleBase {
      * directly whatever its own context: a periodic timer's handler, for one, runs on a context
      * of its own, on the same thread, one task at a time with the coordinator's.
      */
-    Thread thread() {
+    public Thread thread() {
         return thread;
     }
 }

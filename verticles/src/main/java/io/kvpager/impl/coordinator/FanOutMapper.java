@@ -1,6 +1,7 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.protocol.PagesRequest;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvPagerException;
@@ -9,6 +10,7 @@ import io.kvpager.core.PageMapFailure;
 import io.kvpager.core.PageMapper;
 import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.protocol.PagesReply;
+import io.kvpager.protocol.RequestFields;
 import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;

@@ -3,6 +3,7 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.FailureCode;
 import io.kvpager.impl.broker.PoolBudget;
 import io.kvpager.protocol.KeepHandlesRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import org.slf4j.Logger;

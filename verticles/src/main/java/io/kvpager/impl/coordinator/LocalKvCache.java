@@ -1,5 +1,8 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.internal.CoordinatorView;
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.CacheStats;
@@ -279,7 +282,7 @@ public final class LocalKvCache implements KvCache {
     }
 
     /** The coordinator verticle, for {@link CoordinatorView}. */
-    CoordinatorVerticle verticle() {
+    public CoordinatorVerticle verticle() {
         return verticle;
     }
 

@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.BufferView;
 import io.kvpager.cache.KvPagerException;
@@ -8,6 +9,7 @@ import io.kvpager.cache.RankViews;
 import io.kvpager.protocol.TensorView;
 import io.kvpager.protocol.ViewsReply;
 import io.kvpager.protocol.ViewsRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 
 import java.util.ArrayList;

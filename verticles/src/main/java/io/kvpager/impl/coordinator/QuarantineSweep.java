@@ -4,6 +4,7 @@ import io.kvpager.protocol.PagesRequest;
 import io.kvpager.FailureCode;
 import io.kvpager.core.PageLedger;
 import io.kvpager.impl.broker.PoolBudget;
+import io.kvpager.protocol.RequestFields;
 import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,13 +1,17 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.FailureCode;
-import io.kvpager.impl.membership.RankDeparted;
-import io.kvpager.impl.membership.RankNodes;
+import io.kvpager.internal.membership.RankDeparted;
+import io.kvpager.internal.membership.RankNodes;
 import io.kvpager.protocol.Owner;
 import io.kvpager.protocol.RequestFields;
 import io.kvpager.protocol.WorkerAction;
 import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.protocol.WorkerRequest;
+import io.kvpager.internal.membership.RankDeparted;
+import io.kvpager.internal.membership.RankNodes;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;

@@ -5,6 +5,8 @@ import io.kvpager.protocol.CreateTensorsRequest;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;
+import io.kvpager.protocol.RankTarget;
+import io.kvpager.protocol.RequestFields;
 import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

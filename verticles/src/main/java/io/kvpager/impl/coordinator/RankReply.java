@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.RankFailure;
 import io.vertx.core.json.JsonObject;

@@ -2,6 +2,7 @@ package io.kvpager.impl.coordinator;
 
 import io.kvpager.protocol.CreateTensorsRequest;
 import io.kvpager.protocol.TensorsCreatedRequest;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.kvpager.cache.RankFailure;

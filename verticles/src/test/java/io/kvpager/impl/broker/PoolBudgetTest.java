@@ -4,7 +4,8 @@ import io.kvpager.protocol.CreateTensorsReply;
 
 import io.kvpager.MissReason;
 import io.kvpager.core.PageMapFailure;
-import io.kvpager.impl.coordinator.RankTarget;
+import io.kvpager.protocol.RankTarget;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

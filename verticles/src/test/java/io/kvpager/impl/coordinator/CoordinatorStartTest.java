@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.Allocation;
 import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;

@@ -1,5 +1,7 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.FailureCode;
 import io.kvpager.MissReason;
 import io.kvpager.cache.KvPagerException;
@@ -10,6 +12,7 @@ import io.kvpager.protocol.CreateTensorsRequest;
 import io.kvpager.protocol.DestroyTensorsRequest;
 import io.kvpager.protocol.Owner;
 import io.kvpager.protocol.TensorsCreatedRequest;
+import io.kvpager.protocol.WorkerAction;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

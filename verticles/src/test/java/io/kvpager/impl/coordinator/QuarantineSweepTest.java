@@ -3,6 +3,7 @@ package io.kvpager.impl.coordinator;
 import io.kvpager.Allocation;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.SimPool;
+import io.kvpager.protocol.RankTarget;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,7 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PoolRanks;
+import io.kvpager.protocol.RankTarget;
 import io.kvpager.FailureCode;
 import io.kvpager.cache.KvPagerException;
 import io.vertx.core.Future;
