@@ -94,7 +94,7 @@ class StaleBlocksTest {
         // an owner that is not text is refused as a bad request, nothing freed either
         Throwable bad = failure(toCoordinator(vertx, name, "free", new JsonObject().put("blocks", fresh.getJsonArray("blocks")).put("owner", 7)));
         assertThat(((ReplyException) bad).failureCode()).isEqualTo(FailureCode.BAD_REQUEST.code());
-        assertThat(bad.getMessage()).contains("owner must be a string");
+        assertThat(bad.getMessage()).contains("owner must be a non-empty string, got 7");
         assertThat(await(cache.stats()).pool().usedBlocks()).isEqualTo(used);
 
         // the holder of the new blocks frees them under the owner that handed them out
