@@ -107,7 +107,7 @@ final class SimAttention {
     /** One line per model, with a header, as {@link DemoAttention#summary()} prints them. */
     synchronized List<String> summary() {
         List<String> lines = new ArrayList<>();
-        lines.add(String.format(Locale.ROOT, "decode steps modelled on the simulated GPU (KV at %.1f TB/s, %.0f us per launch, weights at %.1f TB/s; "
+        lines.add(String.format(Locale.ROOT, "decode steps modelled on the simulated GPU (KV at %.1f TB/s, %.0f us per launch, weights at %.2f TB/s; "
                         + "one device shared by every model):", BANDWIDTH_BYTES_PER_S / 1e12, LAUNCH_MICROS, WEIGHT_BYTES_PER_S / 1e12));
         for (Model m : models) {
             lines.add("  " + (m.steps == 0 ? String.format(Locale.ROOT, "%-5s no decode step ran attention", m.model.name())
