@@ -69,7 +69,13 @@ final class StatusCommand implements Callable<Integer> {
         ClusterClient remote = root.clusterClient(cluster, timeout);
         ClusterStatus found;
         if (remote != null) {
-            found = remote.clusterStatus(selection.names);
+            try {
+                found = remote.clusterStatus(selection.names);
+            } catch (ClusterClient.Unreachable e) {
+                // a probe tells "nothing answered" (4) from a command that failed (1)
+                spec.commandLine().getErr().println("kvpager status: " + e.getMessage());
+                return UNREACHABLE;
+            }
         } else {
             try (Node node = root.node(cluster)) {
                 CoordinatorClient client = new CoordinatorClient(node.vertx(), timeout.toMillis());

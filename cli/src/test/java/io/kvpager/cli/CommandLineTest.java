@@ -276,4 +276,17 @@ class CommandLineTest {
             return true;
         }
     }
+
+    /** A probe tells a cluster where nothing answers (4) from a command that failed (1). */
+    @Test
+    void statusOfAClusterWhereNoNodeAnswersExitsUnreachable() throws Exception {
+        int closed;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            closed = socket.getLocalPort();
+        }
+        Run run = run("status", "--cluster", "--cluster-name", "nobody", "--node", "127.0.0.1:" + closed, "--timeout", "300ms");
+        assertThat(run.exitCode()).isEqualTo(4);
+        assertThat(run.err()).contains("kvpager status: no node of cluster 'nobody' answered within 300 ms")
+                .contains("127.0.0.1:" + closed);
+    }
 }

@@ -223,7 +223,7 @@ public final class ClusterClient {
             }
             tried.add(outcome.skipped());
         }
-        throw new IOException("no node of cluster '" + clusterName + "' answered within " + timeout.toMillis() + " ms; tried "
+        throw new Unreachable("no node of cluster '" + clusterName + "' answered within " + timeout.toMillis() + " ms; tried "
                 + String.join(", ", tried) + "; name a node's metrics endpoint with --node HOST:PORT");
     }
 
@@ -263,5 +263,12 @@ public final class ClusterClient {
 
     private static String encode(String text) {
         return URLEncoder.encode(text, StandardCharsets.UTF_8);
+    }
+
+    /** No node of the cluster answered in time: the cluster is unreachable from here (status exits 4 on it). */
+    public static final class Unreachable extends IOException {
+        Unreachable(String message) {
+            super(message);
+        }
     }
 }

@@ -80,7 +80,7 @@ class ClusterClientTest {
         ClusterClient client = new ClusterClient(List.of(at(paused.getLocalPort()), at(pausedToo.getLocalPort())), "c",
                 Duration.ofMillis(500));
         long start = System.nanoTime();
-        assertThatThrownBy(() -> client.status(List.of())).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> client.status(List.of())).isInstanceOf(ClusterClient.Unreachable.class)
                 .hasMessageContaining("no node of cluster 'c' answered within 500 ms")
                 .hasMessageContaining("127.0.0.1:" + paused.getLocalPort())
                 .hasMessageContaining("127.0.0.1:" + pausedToo.getLocalPort());
