@@ -112,7 +112,7 @@ public final class RankCallMeters {
             switch (BusAddress.parse(message.address())) {
                 // the header comes from whoever sent the request: only the protocol's actions become tag values
                 case BusAddress.Rank rank -> serving.put(message.replyAddress(), new Call(rank.instance(), rank.rankName(),
-                        WorkerAction.isKnown(action) ? action : UNKNOWN_ACTION, System.nanoTime()));
+                        WorkerProtocol.ACTIONS.contains(action) ? action : UNKNOWN_ACTION, System.nanoTime()));
                 case BusAddress.Coordinator coordinator when CoordinatorAction.ALLOC.wireName().equals(action) ->
                         serving.put(message.replyAddress(), new Call(coordinator.instance(), null, action, System.nanoTime()));
                 case null, default -> { }

@@ -78,7 +78,7 @@ class CoordinatorRecordsTest {
     void anUnknownOrMissingActionIsRefusedListingTheKnownOnes() {
         assertThatThrownBy(() -> CoordinatorAction.of("map")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("unknown action 'map'; actions: pool, stats, alloc, free, fence, retired, available, limit, trim");
-        assertThatThrownBy(() -> CoordinatorAction.of(null)).hasMessageStartingWith("the action header is missing");
+        assertThatThrownBy(() -> CoordinatorAction.of(null)).hasMessageStartingWith("the 'action' header is missing; actions: pool, stats");
         assertThatThrownBy(() -> CoordinatorAction.of("z".repeat(8192))).satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(400));
     }
 

@@ -35,8 +35,12 @@ class ProtocolDocTest {
     }
 
     @Test
-    void thePublicActionNamesAreTheWorkersAndTheDocsList() throws IOException {
+    void thePublicActionNamesAreTheWorkersAndTheDocsList() throws IOException, ReflectiveOperationException {
         assertThat(WorkerProtocol.ACTIONS).containsExactlyElementsOf(Arrays.stream(WorkerAction.values()).map(WorkerAction::wireName).toList());
+        for (WorkerAction action : WorkerAction.values()) {
+            // the constants a raw bus client names an action with spell the enum's wire names
+            assertThat(WorkerProtocol.class.getField(action.name()).get(null)).as(action.name()).isEqualTo(action.wireName());
+        }
         String doc = Files.readString(doc());
         for (String action : WorkerProtocol.ACTIONS) {
             assertThat(doc).contains("### " + action + "\n");

@@ -12,7 +12,6 @@ import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
-import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
 import static jcuda.driver.JCudaDriver.cuInit;
 
 import io.kvpager.Geometry;
@@ -23,11 +22,14 @@ import io.kvpager.attention.KernelCache;
 import io.kvpager.attention.KvDtype;
 import io.kvpager.attention.KvTensors;
 import io.kvpager.attention.PagedDecodeAttention;
+import io.kvpager.spi.Device;
+import io.kvpager.spi.DeviceFactory;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -72,15 +74,12 @@ final class DemoAttention implements AutoCloseable {
     private DemoAttention() {
     }
 
-    /** The memory of GPU {@code gpu}, as the driver reports it. */
+    /** The memory of GPU {@code gpu}, as the device a rank worker opens reports it. */
     static long totalBytes(int gpu) {
-        JCudaDriver.setExceptionsEnabled(true);
-        cuInit(0);
-        CUdevice device = new CUdevice();
-        cuDeviceGet(device, gpu);
-        long[] bytes = new long[1];
-        cuDeviceTotalMem(bytes, device);
-        return bytes[0];
+        try (Device device = DeviceFactory.forKind("cuda").open(gpu, "demo", Map.of())) {
+            device.attach();
+            return device.memoryInfo().totalBytes();
+        }
     }
 
     /**
@@ -121,6 +120,8 @@ final class DemoAttention implements AutoCloseable {
     }
 
     private void start(List<ModelProfile> profiles, List<List<KvTensors>> tensors, int tp, int gpu, WeightFormat weights) {
+        JCudaDriver.setExceptionsEnabled(true);
+        cuInit(0);
         KernelCache kernels = KernelCache.nvrtc();
         CUdevice device = new CUdevice();
         cuDeviceGet(device, gpu);
@@ -146,7 +147,7 @@ final class DemoAttention implements AutoCloseable {
                 ranks.add(PagedDecodeAttention.create(shape, rank, gpu, kernels));
             }
             models.add(new ModelAttention(model, shape, geometry, ranks,
-                    new WeightReads(model.weightBytes(weights), architecture, multiprocessors)));
+                    new WeightReads(model.weightBytes(weights), kernels, architecture, multiprocessors)));
             queryBytes = Math.max(queryBytes, shape.queryBytes(ModelServer.MAX_BATCH));
         }
         cuStreamCreate(stream, 0);

@@ -77,7 +77,8 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
             throw new IllegalArgumentException("--capacity must be at least 1 byte, got " + gpuBytes);
         }
         // the weights must leave the caches some of the GPU (checked again against a real device's memory when a run deploys)
-        cachePercent(models, weights, gpuMemoryPercent != null ? gpuMemoryPercent : DEFAULT_MEMORY_PERCENT, gpuBytes);
+        cachePercent(models, weights, weightBytes(models, weights), gpuMemoryPercent != null ? gpuMemoryPercent : DEFAULT_MEMORY_PERCENT,
+                gpuBytes);
         for (ModelProfile model : models) {
             if (model.bytesPerPageId(tp) > gpuBytes) {
                 throw new IllegalArgumentException("--capacity " + gpuBytes + " bytes cannot hold one page of model " + model.name()
@@ -93,6 +94,10 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
 
     /** Bytes of every model's weights on the GPU, over all ranks. */
     public long weightBytes() {
+        return weightBytes(models, weights);
+    }
+
+    private static long weightBytes(List<ModelProfile> models, WeightFormat weights) {
         return models.stream().mapToLong(m -> m.weightBytes(weights)).sum();
     }
 
@@ -103,15 +108,15 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
      * @throws IllegalArgumentException when the weights leave the caches less than one percent
      */
     public int cachePercent(long totalBytes) {
-        return cachePercent(models, weights, memoryPercent(), totalBytes);
+        return cachePercent(models, weights, weightBytes(), memoryPercent(), totalBytes);
     }
 
-    private static int cachePercent(List<ModelProfile> models, WeightFormat weights, int memoryPercent, long totalBytes) {
-        long weightBytes = models.stream().mapToLong(m -> m.weightBytes(weights)).sum();
+    private static int cachePercent(List<ModelProfile> models, WeightFormat weights, long weightBytes, int memoryPercent,
+            long totalBytes) {
         long weightPercent = (long) Math.ceil(weightBytes * 100.0 / totalBytes);
         long left = memoryPercent - weightPercent;
         if (left < 1) {
-            throw new IllegalArgumentException("the weights of " + models.stream().map(ModelProfile::name).toList() + " as " + weights
+            throw new IllegalArgumentException("the weights of " + models.stream().map(ModelProfile::name).toList() + " as " + weights.flag()
                     + " take " + weightPercent + " % of the GPU's " + totalBytes + " bytes, leaving nothing of the " + memoryPercent
                     + " % the models may take for their KV: use --weights fp8 or none, fewer --models or a larger --gpu-memory-percent");
         }

@@ -4,11 +4,16 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** A choice the demo's command line names by a word of its own ({@code --policy first-come}, {@code --trace-preset rotating}). */
+/** A choice the demo's command line names by its constant's name ({@code --policy first-come}, {@code --trace-preset rotating}). */
 interface FlagChoice {
 
-    /** The name on the command line and in the tables. */
-    String flag();
+    /** The constant's name ({@link Enum#name()}), from which the flag is made. */
+    String name();
+
+    /** The name on the command line and in the tables: the constant's, lower case, {@code -} for {@code _}. */
+    default String flag() {
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
 
     /** What the choice means, for the run's header line. */
     String meaning();

@@ -6,23 +6,16 @@ package io.kvpager.cli.demo;
  */
 public enum SharingPolicy implements FlagChoice {
     /** Each model limited to an equal share of the GPU's budget, per rank, as {@code --limit} does. */
-    STATIC("static", "each model limited to budget / models (per rank: / tp), as --limit does"),
+    STATIC("each model limited to budget / models (per rank: / tp), as --limit does"),
     /** Elastic sharing without guarantees: memory goes to whoever asks first ({@code guaranteePercent 0} on every cache). */
-    FIRST_COME("first-come", "elastic, no guarantee (guaranteePercent 0 on every cache): memory goes to whoever asks first"),
+    FIRST_COME("elastic, no guarantee (guaranteePercent 0 on every cache): memory goes to whoever asks first"),
     /** Guaranteed equal shares, borrowing beyond them while memory is free, reclaim from the borrowers. */
-    ARBITRATED("arbitrated", "an equal guaranteed share each, borrowing while memory is free, reclaim from borrowers");
+    ARBITRATED("an equal guaranteed share each, borrowing while memory is free, reclaim from borrowers");
 
-    private final String flag;
     private final String meaning;
 
-    SharingPolicy(String flag, String meaning) {
-        this.flag = flag;
+    SharingPolicy(String meaning) {
         this.meaning = meaning;
-    }
-
-    @Override
-    public String flag() {
-        return flag;
     }
 
     @Override
@@ -33,10 +26,5 @@ public enum SharingPolicy implements FlagChoice {
     /** The policy called {@code name} on the command line, or an error naming the policies. */
     public static SharingPolicy of(String name) {
         return FlagChoice.of(SharingPolicy.class, name, "sharing policy", "policies");
-    }
-
-    @Override
-    public String toString() {
-        return flag;
     }
 }

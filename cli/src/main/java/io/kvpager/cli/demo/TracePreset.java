@@ -6,30 +6,23 @@ public enum TracePreset implements FlagChoice {
      * One model bursts at a time, in turn (the first preset): each burst wants about 80 % of the GPU,
      * over a trickle of 5 %; bursts meet only through the tails of their requests.
      */
-    ROTATING("rotating", "one model bursts at a time, in turn, over a small trickle"),
+    ROTATING("one model bursts at a time, in turn, over a small trickle"),
     /**
      * Every model bursts once a round, each burst starting a quarter of a round after the previous
      * one and lasting three eighths of it: a third of each burst's arrivals overlap the next one's.
      */
-    OVERLAPPING("overlapping", "bursts in turn, each overlapping a third of the next one"),
+    OVERLAPPING("bursts in turn, each overlapping a third of the next one"),
     /**
      * Every model has a steady base of about 20 % of the GPU all the time and bursts of about 50 %
      * at a time drawn independently per model and round, so bursts meet by chance, as the bursts of
      * unrelated services do.
      */
-    STEADY_BURSTS("steady-bursts", "a steady base for every model plus bursts at independent random times");
+    STEADY_BURSTS("a steady base for every model plus bursts at independent random times");
 
-    private final String flag;
     private final String meaning;
 
-    TracePreset(String flag, String meaning) {
-        this.flag = flag;
+    TracePreset(String meaning) {
         this.meaning = meaning;
-    }
-
-    @Override
-    public String flag() {
-        return flag;
     }
 
     @Override
@@ -40,10 +33,5 @@ public enum TracePreset implements FlagChoice {
     /** The preset called {@code name} on the command line, or an error naming the presets. */
     public static TracePreset of(String name) {
         return FlagChoice.of(TracePreset.class, name, "trace preset", "presets");
-    }
-
-    @Override
-    public String toString() {
-        return flag;
     }
 }

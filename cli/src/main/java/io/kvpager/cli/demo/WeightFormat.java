@@ -7,23 +7,16 @@ package io.kvpager.cli.demo;
  * memory for KV is worth sharing. {@link #NONE} leaves them out (steps read only KV).
  */
 public enum WeightFormat implements FlagChoice {
-    FP8("fp8", "one byte per parameter (FP8 weights, as three such models fit one 141 GB GPU)", 1),
-    BF16("bf16", "two bytes per parameter", 2),
-    NONE("none", "no weights: the caches may take the whole budget and steps read only KV", 0);
+    FP8("one byte per parameter (FP8 weights, as three such models fit one 141 GB GPU)", 1),
+    BF16("two bytes per parameter", 2),
+    NONE("no weights: the caches may take the whole budget and steps read only KV", 0);
 
-    private final String flag;
     private final String meaning;
     private final int bytesPerParameter;
 
-    WeightFormat(String flag, String meaning, int bytesPerParameter) {
-        this.flag = flag;
+    WeightFormat(String meaning, int bytesPerParameter) {
         this.meaning = meaning;
         this.bytesPerParameter = bytesPerParameter;
-    }
-
-    @Override
-    public String flag() {
-        return flag;
     }
 
     @Override
@@ -38,10 +31,5 @@ public enum WeightFormat implements FlagChoice {
     /** The format called {@code name} on the command line, or an error naming the formats. */
     public static WeightFormat of(String name) {
         return FlagChoice.of(WeightFormat.class, name, "weight format", "formats");
-    }
-
-    @Override
-    public String toString() {
-        return flag;
     }
 }

@@ -8,8 +8,7 @@ import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
-import io.kvpager.attention.Nvrtc;
-import java.util.List;
+import io.kvpager.attention.KernelCache;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
@@ -55,11 +54,14 @@ final class WeightReads implements AutoCloseable {
     private boolean sinkHeld;
     private boolean weightsHeld;
 
-    /** Allocates {@code bytes} (zeroed) on the current context's GPU; compiles the read for {@code architecture}. */
-    WeightReads(long bytes, String architecture, int multiprocessors) {
+    /**
+     * Allocates {@code bytes} (zeroed) on the current context's GPU; takes the read for
+     * {@code architecture} from {@code kernels}, which compiles it once and keeps it as it keeps attention's.
+     */
+    WeightReads(long bytes, KernelCache kernels, String architecture, int multiprocessors) {
         this.bytes = bytes - bytes % 16;
         this.blocks = multiprocessors * BLOCKS_PER_SM;
-        byte[] cubin = Nvrtc.compile(SOURCE, "read_weights.cu", List.of("--gpu-architecture=" + architecture, "-std=c++17"));
+        byte[] cubin = kernels.module(SOURCE, "read_weights.cu", architecture);
         try {
             cuModuleLoadData(module, cubin);
             loaded = true;

@@ -58,11 +58,17 @@ public final class KernelCache {
 
     /** The module of the kernel source for {@code architecture} (e.g. {@code sm_90}) and {@code options}. */
     public byte[] module(String architecture, KernelOptions options) {
-        List<String> all = new ArrayList<>();
-        all.add("--gpu-architecture=" + architecture);
-        all.add("-std=c++17");
+        List<String> all = new ArrayList<>(baseOptions(architecture));
         all.addAll(options.defines());
-        return module(source(), all);
+        return module(source(), SOURCE, all);
+    }
+
+    /**
+     * The module of another kernel's CUDA C {@code source} (called {@code name} in the compiler's
+     * messages) for {@code architecture}, compiled and kept as the attention kernel's are.
+     */
+    public byte[] module(String source, String name, String architecture) {
+        return module(source, name, baseOptions(architecture));
     }
 
     /** How many modules this process holds in memory. */
@@ -70,9 +76,13 @@ public final class KernelCache {
         return modules.size();
     }
 
-    byte[] module(String source, List<String> options) {
+    private static List<String> baseOptions(String architecture) {
+        return List.of("--gpu-architecture=" + architecture, "-std=c++17");
+    }
+
+    private byte[] module(String source, String name, List<String> options) {
         String key = key(source, options);
-        return modules.computeIfAbsent(key, k -> load(k).orElseGet(() -> store(k, compiler.compile(source, SOURCE, options))))
+        return modules.computeIfAbsent(key, k -> load(k).orElseGet(() -> store(k, compiler.compile(source, name, options))))
                 .clone();
     }
 

@@ -46,6 +46,28 @@ class KernelCacheTest {
     }
 
     @Test
+    void anotherKernelsSourceIsCompiledOnceUnderItsOwnNameAndKeptApartFromAttentions(@TempDir Path directory) throws Exception {
+        List<String> names = new java.util.ArrayList<>();
+        KernelCache.Compiler compiler = (source, name, options) -> {
+            names.add(name);
+            return (source.length() + " " + String.join(" ", options)).getBytes();
+        };
+        KernelCache cache = new KernelCache(compiler, "13.0", directory);
+        String source = "extern \"C\" __global__ void read_weights() {}";
+        byte[] first = cache.module(source, "read_weights.cu", "sm_90");
+        assertThat(new String(first)).isEqualTo(source.length() + " --gpu-architecture=sm_90 -std=c++17");
+        assertThat(cache.module(source, "read_weights.cu", "sm_90")).isEqualTo(first);
+        assertThat(names).containsExactly("read_weights.cu");
+        cache.module(source + " ", "read_weights.cu", "sm_90");
+        cache.module("sm_90", new KernelOptions(SHAPE, 64, 4, 3, 0, false, 16));
+        assertThat(names).containsExactly("read_weights.cu", "read_weights.cu", KernelCache.SOURCE);
+        assertThat(cache.size()).isEqualTo(3);
+        assertThat(new KernelCache(compiler, "13.0", directory).module(source, "read_weights.cu", "sm_90"))
+                .as("read back from disk").isEqualTo(first);
+        assertThat(names).hasSize(3);
+    }
+
+    @Test
     void theDefaultsOneWaveAlternativesAreThreeWarpsTwoWarpsAWarpPerHeadAndSixteenWarpsWhereTheyFit() {
         KernelOptions defaults = new KernelOptions(SHAPE, 64, 4, 2, 0, false, 0);
         KernelOptions perHead = defaults.with(2, 2, 0, false, 0).withWarpPerHead();

@@ -562,6 +562,13 @@ public final class Coordinator {
         if (closing != null) {
             return closing;
         }
+        Promise<Void> promise = beginClosing();
+        budget.close().andThen(closed -> nodes.close()).onComplete(promise);
+        return closing;
+    }
+
+    /** Marks this incarnation closing and stops its background work and its start; completing the promise ends the close. */
+    private Promise<Void> beginClosing() {
         Promise<Void> promise = Promise.promise();
         closing = promise.future();
         refill.stop();
@@ -571,8 +578,7 @@ public final class Coordinator {
         if (ready != null) {
             tensorStart.cancel();
         }
-        budget.close().andThen(closed -> nodes.close()).onComplete(promise);
-        return closing;
+        return promise;
     }
 
     private KvPagerException displacedFailure() {
@@ -603,15 +609,7 @@ public final class Coordinator {
         if (closing != null) {
             return closing;
         }
-        Promise<Void> promise = Promise.promise();
-        closing = promise.future();
-        refill.stop();
-        sweep.stop();
-        idle.stop();
-        rejoinProbe.stop();
-        if (ready != null) {
-            tensorStart.cancel();
-        }
+        Promise<Void> promise = beginClosing();
         DestroyTensorsRequest destroy = new DestroyTensorsRequest(pool.group(), owner);
         refill.after(() -> sweep.idle().transform(swept -> idle.idle()).transform(kept -> fanOut.toAll(destroy))).map(replies -> {
             List<io.kvpager.cache.RankFailure> failures = new ArrayList<>();

@@ -73,7 +73,7 @@ class CoordinatorEndpointTest {
             "limit|{\"bytes\": -1}|negative",
             "limit|{\"bytes\": -1, \"revision\": 4}|negative",
             "launch|{}|unknown action 'launch'; actions: pool, stats, alloc, free",
-            "|{}|the action header is missing",
+            "|{}|the 'action' header is missing; actions: pool, stats",
     })
     void badRequestsFailWith400NamingTheField(String action, String body, String message, Vertx vertx) {
         String name = "ep-bad";
