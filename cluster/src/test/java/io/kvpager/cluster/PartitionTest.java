@@ -1,17 +1,9 @@
 package io.kvpager.cluster;
 
-import io.kvpager.FailureCode;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.NetworkNamespace;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.protocol.Owner;
-import io.kvpager.worker.RankWorker;
-import io.vertx.core.Future;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -89,10 +81,7 @@ class PartitionTest {
         tp1.awaitReady(START);
         SpawnedNode coordinator = cache.spawnCoordinatorIn(namespace);
         coordinator.awaitReady(START);
-        for (int i = 0; i < 3; i++) {
-            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
-            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
-        }
+        cache.allocPages(3);
         String before = cache.ownerOn(0);
         assertThat(here.members()).isEqualTo(4);
         assertThat(await(here.directory().coordinated())).containsExactly("split");
@@ -122,43 +111,12 @@ class PartitionTest {
         long healed = System.nanoTime();
 
         // one cluster again, the coordinator a new owner that serves, everything agreeing
-        String displaced = coordinator.awaitLine("was displaced", HEAL);
-        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
-        long mergedMs = (System.nanoTime() - healed) / 1_000_000;
-        Duration firstAlloc = cache.untilAllocates(HEAL);
-        long servedMs = (System.nanoTime() - healed) / 1_000_000;
-        System.out.printf("partition healed: one cluster %d ms after the link came up, first alloc served %d ms after it"
-                + " (%d ms of tries)%n", mergedMs, servedMs, firstAlloc.toMillis());
-        System.out.println("coordinator said: " + displaced);
-        System.out.println("coordinator said: " + coordinator.awaitLine("back as owner", HEAL));
-        String after = cache.ownerOn(0);
-        assertThat(after).isNotNull().isNotEqualTo(before);
-        assertThat(cache.ownerOn(1)).isEqualTo(after);
-        for (int i = 0; i < 2; i++) {
-            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
-            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
-        }
-        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
-        JsonObject stats = await(cache.cacheStats());
-        assertThat(stats.getString("state")).isEqualTo("ready");
-        JsonArray gpus = stats.getJsonArray("gpus");
-        assertThat(gpus).isNotEmpty();
-        for (int i = 0; i < gpus.size(); i++) {
-            JsonObject gpu = gpus.getJsonObject(i);
-            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
-            assertThat(gpu.getLong("takenBytes")).as("taken <= capacity on %s", gpu.encode()).isLessThanOrEqualTo(gpu.getLong("capacityBytes"));
-        }
+        cache.awaitNewOwner(coordinator, before, 4, healed, "partition healed", "the link came up", HEAL);
         // the directory lists the instance again, and both workers, once each
         await().atMost(HEAL).until(() -> await(here.directory().coordinated()).contains("split"));
         assertThat(await(here.directory().registeredWorkers())).hasSize(2);
         // a request of the owner before is refused, never served
-        JsonObject stale = new JsonObject().put("pp", 0).put("tp", 0).put("group", 0).put("owner", Owner.parse(before).toString())
-                .put("pages", new JsonArray().add(15)).put("requestId", "stale-1");
-        Throwable refused = here.vertx().eventBus().request(RankWorker.address("split", 0, 0), stale,
-                new DeliveryOptions().addHeader("action", "map").setSendTimeout(10_000))
-                .transform(ar -> Future.succeededFuture(ar.cause())).await();
-        assertThat(refused).isInstanceOf(ReplyException.class);
-        assertThat(((ReplyException) refused).failureCode()).isEqualTo(FailureCode.CONFLICT.code());
+        cache.assertMapOfFormerOwnerRefused(before, 0);
         assertThat(cache.disagreements()).isEmpty();
     }
 }

@@ -4,10 +4,7 @@ import io.kvpager.FailureCode;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.protocol.Owner;
-import io.kvpager.worker.RankWorker;
 import io.vertx.core.Future;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -15,7 +12,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -79,7 +75,7 @@ class PauseMidBatchTest {
         Future<JsonObject> inFlight = cache.alloc(BATCH_BLOCKS, 60_000);
         System.out.println("tp1 said: " + tp1.awaitLine(IN_THE_MIDDLE, START));
         long paused = System.nanoTime();
-        signal("STOP", tp1.pid());
+        tp1.pause();
         try {
             // the batch fails naming the rank within the send timeout, not the heartbeat's removal
             JsonObject answer = await(inFlight);
@@ -91,7 +87,7 @@ class PauseMidBatchTest {
             await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
             System.out.printf("worker paused mid-batch: its node removed %d ms after SIGSTOP%n", (System.nanoTime() - paused) / 1_000_000);
         } finally {
-            signal("CONT", tp1.pid());
+            tp1.resume();
         }
         long resumed = System.nanoTime();
 
@@ -105,7 +101,7 @@ class PauseMidBatchTest {
         await().ignoreExceptions().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
         assertThat(cache.ownerOn(0)).isEqualTo(owner);
         assertThat(cache.ownerOn(1)).isEqualTo(owner);
-        budgetCoversThePools(await(cache.cacheStats()));
+        CacheProcesses.budgetCoversThePools(await(cache.cacheStats()));
         await(cache.free(batch.getJsonArray("blocks"), batch.getString("owner"), 15_000));
         await().ignoreExceptions().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
     }
@@ -125,7 +121,7 @@ class PauseMidBatchTest {
         Future<JsonObject> inFlight = cache.alloc(BATCH_BLOCKS, 30_000);
         System.out.println("tp1 said: " + tp1.awaitLine(IN_THE_MIDDLE, START));
         long paused = System.nanoTime();
-        signal("STOP", coordinator.pid());
+        coordinator.pause();
         try {
             // tp1 finishes its delayed map while the coordinator is paused; then both give the owner's pages back
             await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3
@@ -133,7 +129,7 @@ class PauseMidBatchTest {
             System.out.printf("coordinator paused mid-batch: removed and its pages released on both workers %d ms after SIGSTOP%n",
                     (System.nanoTime() - paused) / 1_000_000);
         } finally {
-            signal("CONT", coordinator.pid());
+            coordinator.resume();
         }
         long resumed = System.nanoTime();
 
@@ -164,41 +160,18 @@ class PauseMidBatchTest {
         assertThat(batch.containsKey("blocks")).as(batch.encode()).isTrue();
         assertThat(batch.getString("owner")).isEqualTo(after);
         await().ignoreExceptions().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
-        JsonObject stats = await(cache.cacheStats());
-        assertThat(stats.getString("state")).isEqualTo("ready");
+        JsonObject stats = cache.readyAndCounted();
         assertThat(stats.getJsonObject("pool").getLong("usedBlocks")).isEqualTo(BATCH_BLOCKS);
-        budgetCoversThePools(stats);
 
         // a map of the owner before is refused on both ranks and changes nothing there
         for (int tp = 0; tp < 2; tp++) {
-            JsonObject staleMap = new JsonObject().put("pp", 0).put("tp", tp).put("group", 0).put("owner", Owner.parse(before).toString())
-                    .put("pages", new JsonArray().add(15)).put("requestId", "stale-mid-" + tp);
-            Throwable refused = failure(here.vertx().eventBus().request(RankWorker.address("midc", 0, tp), staleMap,
-                    new DeliveryOptions().addHeader("action", "map").setSendTimeout(10_000)));
-            assertThat(refused).isInstanceOf(ReplyException.class);
-            assertThat(((ReplyException) refused).failureCode()).isEqualTo(FailureCode.CONFLICT.code());
+            cache.assertMapOfFormerOwnerRefused(before, tp);
         }
         assertThat(cache.disagreements()).isEmpty();
-    }
-
-    /** On every GPU the budget record counts at least what the pool holds there, and no more than the GPU. */
-    static void budgetCoversThePools(JsonObject stats) {
-        JsonArray gpus = stats.getJsonArray("gpus");
-        assertThat(gpus).isNotEmpty();
-        for (int i = 0; i < gpus.size(); i++) {
-            JsonObject gpu = gpus.getJsonObject(i);
-            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
-            assertThat(gpu.getLong("takenBytes")).as("taken <= capacity on %s", gpu.encode()).isLessThanOrEqualTo(gpu.getLong("capacityBytes"));
-        }
     }
 
     private static Throwable failure(Future<?> future) {
         return future.transform(ar -> Future.succeededFuture(ar.cause())).await();
     }
 
-    static void signal(String signal, long pid) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
-        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(kill.exitValue()).as("kill -%s %d", signal, pid).isZero();
-    }
 }

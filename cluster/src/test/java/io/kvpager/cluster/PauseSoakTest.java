@@ -142,7 +142,7 @@ class PauseSoakTest {
             int victim = random.nextInt(processes.length);
             paused.merge(names[victim], 1, Integer::sum);
             long stopped = System.nanoTime();
-            PauseMidBatchTest.signal("STOP", processes[victim].pid());
+            processes[victim].pause();
             long removedMs;
             // while the membership settles a request may fail for a moment (a registration not yet back):
             // each wait asks again until its bound, which a lasting failure still exceeds
@@ -153,7 +153,7 @@ class PauseSoakTest {
                 }
                 removedMs = (System.nanoTime() - stopped) / 1_000_000;
             } finally {
-                PauseMidBatchTest.signal("CONT", processes[victim].pid());
+                processes[victim].resume();
             }
             long resumed = System.nanoTime();
             await().ignoreExceptions().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
@@ -163,7 +163,7 @@ class PauseSoakTest {
             // the traffic held, everything agrees
             hold(callers);
             await().ignoreExceptions().atMost(HEAL).pollInterval(Duration.ofMillis(200)).until(() -> cache.disagreements().isEmpty());
-            PauseMidBatchTest.budgetCoversThePools(await(cache.cacheStats()));
+            CacheProcesses.budgetCoversThePools(await(cache.cacheStats()));
             holding = false;
             callers.forEach(caller -> traffic.runOnContext(v -> next(caller)));
             System.out.printf("pause soak cycle %d/%d: %s paused, %s %d ms after SIGSTOP, serving again %d ms after SIGCONT%n",

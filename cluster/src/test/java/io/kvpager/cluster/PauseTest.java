@@ -1,20 +1,13 @@
 package io.kvpager.cluster;
 
-import io.kvpager.FailureCode;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.protocol.Owner;
-import io.kvpager.worker.RankWorker;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -65,15 +58,12 @@ class PauseTest {
         tp0.awaitReady(START);
         tp1.awaitReady(START);
         coordinator.awaitReady(START);
-        for (int i = 0; i < 3; i++) {
-            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
-            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
-        }
+        cache.allocPages(3);
         String before = cache.ownerOn(0);
         assertThat(here.members()).isEqualTo(4);
 
         long paused = System.nanoTime();
-        signal("STOP", coordinator.pid());
+        coordinator.pause();
         try {
             // the others remove its node, and the workers give its pages back once the grace ends
             await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3
@@ -81,44 +71,14 @@ class PauseTest {
             long releasedMs = (System.nanoTime() - paused) / 1_000_000;
             System.out.printf("coordinator paused: removed and its pages released on both workers %d ms after SIGSTOP%n", releasedMs);
         } finally {
-            signal("CONT", coordinator.pid());
+            coordinator.resume();
         }
         long resumed = System.nanoTime();
 
         // one cluster again, the coordinator a new owner that serves, everything agreeing
-        String displaced = coordinator.awaitLine("was displaced", HEAL);
-        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
-        long mergedMs = (System.nanoTime() - resumed) / 1_000_000;
-        Duration firstAlloc = cache.untilAllocates(HEAL);
-        long servedMs = (System.nanoTime() - resumed) / 1_000_000;
-        System.out.printf("coordinator resumed: one cluster %d ms after SIGCONT, first alloc served %d ms after it (%d ms of tries)%n",
-                mergedMs, servedMs, firstAlloc.toMillis());
-        System.out.println("coordinator said: " + displaced);
-        System.out.println("coordinator said: " + coordinator.awaitLine("back as owner", HEAL));
-        String after = cache.ownerOn(0);
-        assertThat(after).isNotNull().isNotEqualTo(before);
-        assertThat(cache.ownerOn(1)).isEqualTo(after);
-        for (int i = 0; i < 2; i++) {
-            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
-            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
-        }
-        await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
-        JsonObject stats = await(cache.cacheStats());
-        assertThat(stats.getString("state")).isEqualTo("ready");
-        JsonArray gpus = stats.getJsonArray("gpus");
-        assertThat(gpus).isNotEmpty();
-        for (int i = 0; i < gpus.size(); i++) {
-            JsonObject gpu = gpus.getJsonObject(i);
-            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
-            assertThat(gpu.getLong("takenBytes")).as("taken <= capacity on %s", gpu.encode()).isLessThanOrEqualTo(gpu.getLong("capacityBytes"));
-        }
+        cache.awaitNewOwner(coordinator, before, 4, resumed, "coordinator resumed", "SIGCONT", HEAL);
         // a request of the owner before is refused, never served
-        JsonObject stale = new JsonObject().put("pp", 0).put("tp", 0).put("group", 0).put("owner", Owner.parse(before).toString())
-                .put("pages", new JsonArray().add(15)).put("requestId", "stale-1");
-        Throwable refused = here.vertx().eventBus().request(RankWorker.address("pause", 0, 0), stale,
-                new DeliveryOptions().addHeader("action", "map").setSendTimeout(10_000)).transform(ar -> io.vertx.core.Future.succeededFuture(ar.cause())).await();
-        assertThat(refused).isInstanceOf(ReplyException.class);
-        assertThat(((ReplyException) refused).failureCode()).isEqualTo(FailureCode.CONFLICT.code());
+        cache.assertMapOfFormerOwnerRefused(before, 0);
         assertThat(cache.disagreements()).isEmpty();
     }
 
@@ -132,14 +92,11 @@ class PauseTest {
         tp0.awaitReady(START);
         tp1.awaitReady(START);
         coordinator.awaitReady(START);
-        for (int i = 0; i < 3; i++) {
-            JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
-            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
-        }
+        cache.allocPages(3);
         String owner = cache.ownerOn(0);
 
         long paused = System.nanoTime();
-        signal("STOP", tp1.pid());
+        tp1.pause();
         try {
             // removed: the coordinator counts the rank down, and an allocation names it instead of waiting
             await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
@@ -148,7 +105,7 @@ class PauseTest {
             assertThat(missed.getString("miss")).as(missed.encode()).isEqualTo("RANK_DOWN");
             assertThat(missed.getString("detail")).contains("pp0/tp1");
         } finally {
-            signal("CONT", tp1.pid());
+            tp1.resume();
         }
         long resumed = System.nanoTime();
 
@@ -161,18 +118,7 @@ class PauseTest {
         await().atMost(HEAL).until(() -> cache.disagreements().isEmpty());
         assertThat(cache.ownerOn(0)).isEqualTo(owner);
         assertThat(cache.ownerOn(1)).isEqualTo(owner);
-        JsonObject stats = await(cache.cacheStats());
-        assertThat(stats.getString("state")).isEqualTo("ready");
-        JsonArray gpus = stats.getJsonArray("gpus");
-        for (int i = 0; i < gpus.size(); i++) {
-            JsonObject gpu = gpus.getJsonObject(i);
-            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
-        }
+        cache.readyAndCounted();
     }
 
-    private static void signal(String signal, long pid) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
-        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(kill.exitValue()).as("kill -%s %d", signal, pid).isZero();
-    }
 }

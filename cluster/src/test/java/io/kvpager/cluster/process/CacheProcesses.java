@@ -1,13 +1,18 @@
 package io.kvpager.cluster.process;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvpager.FailureCode;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.ClusterNode;
+import io.kvpager.protocol.Owner;
 import io.kvpager.sim.SimOptions;
 import io.kvpager.cluster.ClusterNodeOptions;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.awaitility.Awaitility;
@@ -132,6 +137,74 @@ public final class CacheProcesses implements AutoCloseable {
     private Future<JsonObject> toCoordinator(String action, JsonObject body, long timeoutMs) {
         return here.vertx().eventBus().<JsonObject>request("kvpager." + instance + ".coordinator", body,
                 new DeliveryOptions().addHeader("action", action).setSendTimeout(timeoutMs)).map(m -> m.body());
+    }
+
+    /** Allocates a page's blocks {@code times} times, one after another, each answered with blocks. */
+    public void allocPages(int times) {
+        for (int i = 0; i < times; i++) {
+            JsonObject answer = TestClusters.await(alloc(BLOCKS_PER_PAGE));
+            assertThat(answer.containsKey("blocks")).as(answer.encode()).isTrue();
+        }
+    }
+
+    /**
+     * After the coordinator's process was cut off (paused, partitioned) until {@code since}
+     * ({@link System#nanoTime()}): it must say it was displaced, the cluster be whole again
+     * ({@code members} nodes), and it serve again as a new owner, the same on both ranks, with
+     * ledger, workers and devices agreeing and every GPU's budget counting the pools, each within
+     * {@code bound}. Prints {@code "<heading>: one cluster N ms after <event>, first alloc served M ms
+     * after it"} and what the coordinator said.
+     *
+     * @return the new owner
+     */
+    public String awaitNewOwner(SpawnedNode coordinator, String before, int members, long since, String heading, String event,
+            Duration bound) {
+        String displaced = coordinator.awaitLine("was displaced", bound);
+        Awaitility.await().atMost(bound).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == members);
+        long mergedMs = (System.nanoTime() - since) / 1_000_000;
+        Duration firstAlloc = untilAllocates(bound);
+        long servedMs = (System.nanoTime() - since) / 1_000_000;
+        System.out.printf("%s: one cluster %d ms after %s, first alloc served %d ms after it (%d ms of tries)%n", heading, mergedMs,
+                event, servedMs, firstAlloc.toMillis());
+        System.out.println("coordinator said: " + displaced);
+        System.out.println("coordinator said: " + coordinator.awaitLine("back as owner", bound));
+        String after = ownerOn(0);
+        assertThat(after).isNotNull().isNotEqualTo(before);
+        assertThat(ownerOn(1)).isEqualTo(after);
+        allocPages(2);
+        Awaitility.await().atMost(bound).until(() -> disagreements().isEmpty());
+        readyAndCounted();
+        return after;
+    }
+
+    /** The cache's stats, which must say it is ready and that every GPU's budget counts what the pools hold there. */
+    public JsonObject readyAndCounted() {
+        JsonObject stats = TestClusters.await(cacheStats());
+        assertThat(stats.getString("state")).isEqualTo("ready");
+        budgetCoversThePools(stats);
+        return stats;
+    }
+
+    /** On every GPU the budget record counts at least what the pool holds there, and no more than the GPU. */
+    public static void budgetCoversThePools(JsonObject stats) {
+        JsonArray gpus = stats.getJsonArray("gpus");
+        assertThat(gpus).isNotEmpty();
+        for (int i = 0; i < gpus.size(); i++) {
+            JsonObject gpu = gpus.getJsonObject(i);
+            assertThat(gpu.getLong("takenBytes")).as("taken >= held on %s", gpu.encode()).isGreaterThanOrEqualTo(gpu.getLong("heldBytes"));
+            assertThat(gpu.getLong("takenBytes")).as("taken <= capacity on %s", gpu.encode()).isLessThanOrEqualTo(gpu.getLong("capacityBytes"));
+        }
+    }
+
+    /** A map of page 15 sent to rank pp0/tp{@code tp} by the owner before, {@code former}: the worker must refuse it (409). */
+    public void assertMapOfFormerOwnerRefused(String former, int tp) {
+        JsonObject stale = new JsonObject().put("pp", 0).put("tp", tp).put("group", 0).put("owner", Owner.parse(former).toString())
+                .put("pages", new JsonArray().add(15)).put("requestId", "stale-" + tp);
+        Throwable refused = here.vertx().eventBus().request(RankWorker.address(instance, 0, tp), stale,
+                new DeliveryOptions().addHeader("action", "map").setSendTimeout(REQUEST_TIMEOUT_MS))
+                .transform(ar -> Future.succeededFuture(ar.cause())).await();
+        assertThat(refused).isInstanceOf(ReplyException.class);
+        assertThat(((ReplyException) refused).failureCode()).isEqualTo(FailureCode.CONFLICT.code());
     }
 
     /** The owner of group 0 on rank {@code tp}, as its worker names it; null when the rank has no such group. */

@@ -156,6 +156,30 @@ public final class SpawnedNode implements AutoCloseable {
         return process.pid();
     }
 
+    /** SIGSTOP: the process stops where it is, as in a long GC pause, until {@link #resume()}. */
+    public void pause() {
+        signal("STOP");
+    }
+
+    /** SIGCONT: a paused process runs on. */
+    public void resume() {
+        signal("CONT");
+    }
+
+    private void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).inheritIO().start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while signalling " + name, e);
+        }
+    }
+
     /**
      * SIGTERM: the JVM runs its shutdown hooks, which close the node. Does not wait. Sent through
      * the process handle, which leaves the node's streams open (Process#destroy closes them, so
