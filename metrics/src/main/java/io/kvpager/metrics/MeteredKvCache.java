@@ -80,7 +80,7 @@ public final class MeteredKvCache implements KvCache {
     }
 
     @Override
-    public long fence() {
+    public Future<Long> fence() {
         return cache.fence();
     }
 

@@ -82,8 +82,12 @@ public interface KvCache {
      */
     Future<Void> free(Allocation allocation);
 
-    /** Opens a batch fence: pages freed from now on stay mapped until it has retired. */
-    long fence();
+    /**
+     * Opens a batch fence on the coordinator, in the order of this caller's other calls: pages
+     * freed by a call made after this one stay mapped until the fence has {@link #retired}. Answers
+     * with the fence's id once it is open.
+     */
+    Future<Long> fence();
 
     /**
      * The engine's batch behind {@code fence} has finished: completes once the physical releases

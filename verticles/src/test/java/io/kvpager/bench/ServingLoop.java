@@ -102,7 +102,8 @@ final class ServingLoop {
         if (fence > 0) {
             cache.retired(fence);
         }
-        fence = cache.fence();
+        // on the coordinator's context the fence opens at once; its id comes with the answer
+        cache.fence().onSuccess(id -> fence = id);
         for (BurstyTrace.Request r : trace.next()) {
             arriving.add(new Sequence(r));
             requests++;

@@ -183,7 +183,7 @@ class KvCacheTest {
     void aPageFreedUnderAnOpenFenceStaysMappedUntilTheFenceRetires(Vertx vertx) {
         String name = "kv-fence";
         KvCache cache = await(KvCache.deploy(vertx, options(name)));
-        long fence = cache.fence();
+        long fence = await(cache.fence());
         Allocation a = await(cache.alloc(1));
         await(cache.free(a));
         // trim unmaps every idle page a fence does not hold; this one it holds

@@ -213,9 +213,11 @@ final class ModelServer {
             now[0] = Math.max(tickMs, clockMs.getAsLong());
             return answerPendingReclaims(now[0]);
         }).compose(v -> {
+            admit(now[0]);
+            return cache.fence();
+        }).compose(fence -> {
             long nowMs = now[0];
-            admit(nowMs);
-            openFence = cache.fence();
+            openFence = fence;
             List<Future<Void>> work = new ArrayList<>();
             int prefillBudget = PREFILL_TOKENS_PER_STEP;
             for (ServedRequest request : List.copyOf(running)) {

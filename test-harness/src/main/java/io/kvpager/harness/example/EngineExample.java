@@ -117,22 +117,26 @@ public final class EngineExample {
         while (serving.running.size() < 8 && !serving.waiting.isEmpty()) {
             serving.running.add(serving.waiting.poll());
         }
-        long fence = cache.fence();
-        Future<Void> grown = Future.succeededFuture();
-        for (Sequence sequence : List.copyOf(serving.running)) {
-            grown = grown.compose(v -> grow(cache, serving, sequence));
-        }
-        return grown.compose(v -> {
-            List<Future<Void>> frees = new ArrayList<>();
+        return cache.fence().compose(fence -> {
+            Future<Void> grown = Future.succeededFuture();
             for (Sequence sequence : List.copyOf(serving.running)) {
-                if (sequence.tokens >= sequence.length) {
-                    serving.running.remove(sequence);
-                    serving.finished++;
-                    frees.add(cache.free(sequence.blocks));
-                }
+                grown = grown.compose(v -> grow(cache, serving, sequence));
             }
-            return Future.all(frees);
-        }).compose(v -> cache.retired(fence));
+            return grown.compose(v -> freeFinished(cache, serving)).compose(v -> cache.retired(fence));
+        });
+    }
+
+    /** Frees the sequences that reached their length: under the step's fence, so their pages stay mapped until it retires. */
+    private Future<Void> freeFinished(KvCache cache, Serving serving) {
+        List<Future<Void>> frees = new ArrayList<>();
+        for (Sequence sequence : List.copyOf(serving.running)) {
+            if (sequence.tokens >= sequence.length) {
+                serving.running.remove(sequence);
+                serving.finished++;
+                frees.add(cache.free(sequence.blocks));
+            }
+        }
+        return Future.all(frees).mapEmpty();
     }
 
     private Future<Void> grow(KvCache cache, Serving serving, Sequence sequence) {

@@ -53,7 +53,7 @@ public final class HostileMessages {
     private static final List<String> STRANGE_ACTIONS = Stream.concat(Stream.of("", " ", "MAP", "Map", " map", "map ", "unmap\n",
                     "create_tensors", "createTensors", "destroy", "kill", "shutdown", "__vertx.reply", "null", "\u0000", "map;unmap",
                     "stats?", "%s%s%s", "../map"), COORDINATOR_ACTIONS.stream())
-            .filter(name -> !WorkerAction.isKnown(name)).toList();
+            .filter(name -> !WORKER_ACTIONS.contains(name)).toList();
     /** Names the coordinator does not answer: near misses of its own, and the workers' (but stats). */
     private static final List<String> STRANGE_COORDINATOR_ACTIONS = Stream.concat(Stream.of("", " ", "ALLOC", "Alloc", " alloc",
                     "free ", "allocate", "release", "shutdown", "\u0000", "stats\n", "fence?", "limit;trim"), WORKER_ACTIONS.stream())

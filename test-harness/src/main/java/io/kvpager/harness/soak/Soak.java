@@ -192,7 +192,7 @@ public final class Soak {
         if (fence > 0) {
             submit("retired(" + fence + ")", cache.retired(fence), true);
         }
-        fence = cache.fence();
+        fence = Bounded.await(cache.fence(), options.callBound(), "operation " + op + " (fence)");
         fences++;
     }
 

@@ -54,7 +54,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -97,7 +96,8 @@ public final class Coordinator {
     private final RankRejoin rejoin;
     private final PageLedger ledger;
     private final TensorStart tensorStart;
-    private final AtomicLong fenceIds = new AtomicLong();
+    /** The id of the last cache fence opened; 0 before the first. */
+    private long lastFenceId;
     private final Map<Long, Long> ledgerFences = new HashMap<>();
     private final ReserveRefill refill;
     private final QuarantineSweep sweep;
@@ -362,14 +362,11 @@ public final class Coordinator {
         });
     }
 
-    /** Reserves the next fence id; any thread may call it. {@link #openFence} opens it on the context. */
-    public long nextFenceId() {
-        return fenceIds.incrementAndGet();
-    }
-
-    /** Opens the ledger fence behind cache fence {@code id}. */
-    public void openFence(long id) {
+    /** Opens a cache fence and the ledger fence behind it: its id, one above the last one opened. */
+    public long fence() {
+        long id = ++lastFenceId;
         ledgerFences.put(id, ledger.fence());
+        return id;
     }
 
     /**
@@ -385,8 +382,8 @@ public final class Coordinator {
         }
         Long ledgerFence = ledgerFences.get(id);
         if (ledgerFence == null) {
-            return Future.failedFuture(new IllegalArgumentException(id <= 0 || id > fenceIds.get()
-                    ? "fence " + id + " was never opened; the last one opened is " + fenceIds.get()
+            return Future.failedFuture(new IllegalArgumentException(id <= 0 || id > lastFenceId
+                    ? "fence " + id + " was never opened; the last one opened is " + lastFenceId
                     : "fence " + id + " is already retired"));
         }
         try {

@@ -80,11 +80,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
             case CoordinatorRequest.Stats s -> coordinator.stats().map(stats -> stats.toJson());
             case CoordinatorRequest.Alloc alloc -> coordinator.alloc(alloc.blocks()).map(a -> new CoordinatorReply.Alloc(a).toJson());
             case CoordinatorRequest.Free free -> coordinator.free(free.blocks(), free.owner()).map(CoordinatorEndpoint::done);
-            case CoordinatorRequest.Fence f -> {
-                long id = coordinator.nextFenceId();
-                coordinator.openFence(id);
-                yield Future.succeededFuture(new CoordinatorReply.Fence(id).toJson());
-            }
+            case CoordinatorRequest.Fence f -> Future.succeededFuture(new CoordinatorReply.Fence(coordinator.fence()).toJson());
             case CoordinatorRequest.Retired retired -> coordinator.retired(retired.fence()).map(CoordinatorEndpoint::done);
             case CoordinatorRequest.Available a -> coordinator.availableBlocks().map(n -> new CoordinatorReply.Available(n).toJson());
             case CoordinatorRequest.Limit limit -> (limit.revision() == null ? coordinator.setMemoryLimit(limit.bytes())

@@ -207,15 +207,8 @@ public final class LocalKvCache implements KvCache {
     }
 
     @Override
-    public long fence() {
-        long id = verticle.coordinator().nextFenceId();
-        if (Thread.currentThread() == thread) {
-            verticle.coordinator().openFence(id);
-        } else {
-            // queued before anything this thread asks next, so its frees fall under the fence
-            context.runOnContext(v -> verticle.coordinator().openFence(id));
-        }
-        return id;
+    public Future<Long> fence() {
+        return onContext(() -> Future.succeededFuture(verticle.coordinator().fence()));
     }
 
     @Override

@@ -149,7 +149,7 @@ class PreservesContextTest {
             Allocation a = succeeded(caller, "alloc", () -> cache.alloc(3));
             assertThat(a.size()).isEqualTo(3);
             assertThat(future(caller, "alloc(0)", () -> cache.alloc(0)).failure()).isInstanceOf(IllegalArgumentException.class);
-            long fence = direct(caller, "fence", cache::fence);
+            long fence = succeeded(caller, "fence", cache::fence);
             succeeded(caller, "free", () -> cache.free(a));
             succeeded(caller, "retired", () -> cache.retired(fence));
             assertThat(future(caller, "retired again", () -> cache.retired(fence)).failure()).isInstanceOf(IllegalArgumentException.class);
@@ -203,11 +203,11 @@ class PreservesContextTest {
             assertThat(direct(caller, "options", cache::options).getInstance()).isEqualTo(name);
             Allocation a = single(caller, callerThread, "rxAlloc", () -> cache.rxAlloc(2));
             Allocation b = single(caller, callerThread, "alloc", () -> cache.alloc(2));
-            long fence = direct(caller, "fence", cache::fence);
+            long fence = single(caller, callerThread, "rxFence", cache::rxFence);
             completable(caller, callerThread, "rxFree", () -> cache.rxFree(a));
             completable(caller, callerThread, "free", () -> cache.free(b));
             completable(caller, callerThread, "rxRetired", () -> cache.rxRetired(fence));
-            long next = direct(caller, "fence", cache::fence);
+            long next = single(caller, callerThread, "fence", cache::fence);
             completable(caller, callerThread, "retired", () -> cache.retired(next));
             assertThat(single(caller, callerThread, "rxAvailableBlocks", cache::rxAvailableBlocks)).isPositive();
             assertThat(single(caller, callerThread, "availableBlocks", cache::availableBlocks)).isPositive();

@@ -27,7 +27,7 @@ class KvCacheRxTest {
 
         Allocation a = cache.rxAlloc(3).blockingGet();
         assertThat(a.size()).isEqualTo(3);
-        long fence = cache.fence();
+        long fence = cache.rxFence().blockingGet();
         cache.rxFree(List.of(a.block(0))).blockingAwait();
         assertThatThrownBy(() -> cache.rxFree(List.of(a.block(0))).blockingAwait()).isInstanceOf(IllegalArgumentException.class);
         cache.rxFree(List.of(a.block(1), a.block(2))).blockingAwait();
