@@ -1,7 +1,5 @@
 package io.kvpager.harness.gpu;
 
-import io.kvpager.protocol.BusAddress;
-import io.kvpager.protocol.ViewsRequest;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
@@ -31,8 +29,6 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cuda.DeviceMemory;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -183,22 +179,8 @@ public final class AttentionBenchmark {
         CUstream stream = new CUstream();
         try (DeviceMemory memory = DeviceMemory.open(0)) {
             GroupBlocks held = new GroupBlocks(geometry.totalBlocks());
-            List<Integer> ids = new ArrayList<>();
-            for (int taken = 0; taken < blocks; ) {
-                Allocation allocation = Await.of(cache.alloc(Math.min(1024, blocks - taken)));
-                if (allocation.isMiss()) {
-                    throw new IllegalStateException("the cache missed while allocating the benchmark's blocks: " + allocation);
-                }
-                held.add(allocation.blocks());
-                for (int b : allocation.blocks()) {
-                    ids.add(b);
-                }
-                taken += allocation.size();
-            }
-            ViewsRequest viewsRequest = new ViewsRequest(0);
-            JsonArray views = Await.of(vertx.eventBus().<JsonObject>request(BusAddress.rank("attention-bench", 0, 0),
-                    viewsRequest.toJson(), viewsRequest.action().delivery())).body().getJsonArray("views");
-            KvTensors paged = KvTensors.of(geometry, views.getJsonObject(0).getLong("address"));
+            List<Integer> ids = allocate(cache, blocks, held);
+            KvTensors paged = KvTensors.of(geometry, base(cache));
             // Finite values everywhere attention reads: 0x3c3c is about 0.0115 in bf16.
             ids.stream().map(geometry::pageOf).distinct().forEach(page ->
                     memory.fill(paged.view(0, 0) + page * geometry.handleBytes(), geometry.handleBytes(), (byte) 0x3c));
@@ -433,6 +415,33 @@ public final class AttentionBenchmark {
             loaded.forEach(l -> l.forEach(DeviceBatch::close));
             ops.forEach(PagedDecodeAttention::close);
         }
+    }
+
+    /**
+     * Allocates {@code blocks} blocks of {@code cache}, at most 1024 an alloc, into {@code held}: their
+     * ids, in the order allocated.
+     *
+     * @throws IllegalStateException when the cache misses
+     */
+    static List<Integer> allocate(KvCache cache, int blocks, GroupBlocks held) {
+        List<Integer> ids = new ArrayList<>();
+        for (int taken = 0; taken < blocks; ) {
+            Allocation allocation = Await.of(cache.alloc(Math.min(1024, blocks - taken)));
+            if (allocation.isMiss()) {
+                throw new IllegalStateException("the cache missed while allocating the benchmark's blocks: " + allocation);
+            }
+            held.add(allocation.blocks());
+            for (int b : allocation.blocks()) {
+                ids.add(b);
+            }
+            taken += allocation.size();
+        }
+        return ids;
+    }
+
+    /** Where rank pp0/tp0's tensors start: layer 0's K, the base of a {@code PAGE_MAJOR} pool, from the cache's views. */
+    static long base(KvCache cache) {
+        return Await.of(cache.views()).getFirst().buffer(0, 0).address();
     }
 
     static String launchShape(KernelOptions o) {

@@ -1,7 +1,5 @@
 package io.kvpager.harness.gpu;
 
-import io.kvpager.protocol.BusAddress;
-import io.kvpager.protocol.ViewsRequest;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
@@ -10,7 +8,6 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
-import io.kvpager.Allocation;
 import io.kvpager.Geometry;
 import io.kvpager.KvFormat;
 import io.kvpager.Layout;
@@ -33,8 +30,6 @@ import io.kvpager.harness.gpu.AttentionBenchmark.LaunchShapes;
 import io.kvpager.harness.gpu.AttentionBenchmark.Stat;
 import io.kvpager.harness.gpu.AttentionBenchmark.Timer;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -106,21 +101,8 @@ final class Fp8Benchmark {
             geometry = new Geometry(AttentionBenchmark.LAYERS, 2, shape.blockBytes(), 2L << 20, pages, Layout.PAGE_MAJOR);
             cache = Await.of(KvCache.deploy(vertx, options));
             held = new GroupBlocks(geometry.totalBlocks());
-            for (int taken = 0; taken < blocks; ) {
-                Allocation allocation = Await.of(cache.alloc(Math.min(1024, blocks - taken)));
-                if (allocation.isMiss()) {
-                    throw new IllegalStateException("the cache missed while allocating the benchmark's blocks: " + allocation);
-                }
-                held.add(allocation.blocks());
-                for (int b : allocation.blocks()) {
-                    ids.add(b);
-                }
-                taken += allocation.size();
-            }
-            ViewsRequest viewsRequest = new ViewsRequest(0);
-            JsonArray views = Await.of(vertx.eventBus().<JsonObject>request(BusAddress.rank(instance, 0, 0),
-                    viewsRequest.toJson(), viewsRequest.action().delivery())).body().getJsonArray("views");
-            paged = KvTensors.of(geometry, views.getJsonObject(0).getLong("address"));
+            ids.addAll(AttentionBenchmark.allocate(cache, blocks, held));
+            paged = KvTensors.of(geometry, AttentionBenchmark.base(cache));
             // finite values everywhere: 0x3c3c is about 0.0115 in bf16; 0x3c is 1.5 in e4m3, scales 0.0115
             ids.stream().map(geometry::pageOf).distinct().forEach(page ->
                     memory.fill(paged.view(0, 0) + page * geometry.handleBytes(), geometry.handleBytes(), (byte) 0x3c));
