@@ -254,7 +254,8 @@ public final class Coordinator {
         }
         int total = options.getPages() * options.geometry().blocksPerPage();
         if (blocks > 0 && blocks <= total && !rejoin.allBack()) {
-            // the one place an allocation consults the rejoin: the mapper then finds every rank back
+            // an allocation waits here for the rejoin, whether or not it maps; the mapper's own check, there for the
+            // refill, free and trim, then finds every rank back
             return rejoin.rejoin().transform(back -> back.succeeded() ? allocNow(blocks) : Future.succeededFuture(downMiss(back.cause())));
         }
         return allocNow(blocks);
