@@ -38,8 +38,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Pause/resume cycles of random processes of a TP=2 cache (its coordinator, either worker) under
- * allocation traffic, seeded, in a cluster whose heartbeat timeout is 5 s (the packaged config's
- * 10 s otherwise). Each cycle pauses one process with SIGSTOP until the cluster has
+ * allocation traffic, seeded. Each cycle pauses one process with SIGSTOP until the cluster has
  * removed it (for the coordinator, until both workers have also given its pages back), resumes it,
  * and waits until the cache serves again; the traffic runs throughout. Checked:
  * <ul>
@@ -63,11 +62,6 @@ class PauseSoakTest {
     private static final long SEED = Long.getLong("kvpager.pauseSoak.seed", 26L);
     private static final int CALLERS = 3;
     private static final long GRACE_MS = 2_000;
-    /**
-     * Every node's heartbeat timeout: each cycle pauses a process past it, and the soak is about
-     * many such pauses, not long ones (PauseTest and PartitionTest run with the packaged 10 s).
-     */
-    private static final int HEARTBEAT_TIMEOUT_S = 5;
     /** Each caller's request deadline: a pause past the heartbeat, then the heal. */
     private static final long DEADLINE_MS = 40_000;
     /** Completing later than the deadline by more than this counts as stuck. */
@@ -115,8 +109,7 @@ class PauseSoakTest {
     @Test
     void pausesOfRandomProcessesUnderTrafficLeakNothingOverGrantNothingAndLeaveNothingStuck() throws Exception {
         SplittableRandom random = new SplittableRandom(SEED);
-        here = TestClusters.startHere(TestClusters.nodeOptions(TestClusters.freshName("kvpager-pause-soak"), null)
-                .setConfig(TestClusters.memberConfigWithHeartbeatTimeout(HEARTBEAT_TIMEOUT_S)));
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause-soak"));
         cache = new CacheProcesses(here, "psoak", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0, new JsonArray(), GPU_BYTES);
         SpawnedNode tp1 = cache.spawnWorker(1, new JsonArray(), GPU_BYTES);

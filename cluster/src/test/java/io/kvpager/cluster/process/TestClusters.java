@@ -7,18 +7,12 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Clusters for tests: each gets a name of its own, so that runs never join each other, and every
@@ -59,42 +53,6 @@ public final class TestClusters {
         int port = freePort(host);
         return new ClusterNodeOptions().setClusterName(cluster).setHost(host).setMemberPort(port)
                 .setMembers(List.of(join == null ? host + ":" + port : join));
-    }
-
-    /** The heartbeat timeout in the packaged member config: {@code <property name="...">N</property>}. */
-    private static final Pattern HEARTBEAT_TIMEOUT =
-            Pattern.compile("(<property name=\"hazelcast\\.max\\.no\\.heartbeat\\.seconds\">)(\\d+)(</property>)");
-
-    /**
-     * A member config file that is the packaged {@code config/cluster.xml} with the heartbeat
-     * timeout (after which a member that stopped answering is removed) set to {@code seconds}, for
-     * tests that pause processes past it many times and need not wait the full timeout each time.
-     * Give it to every node of the cluster ({@link ClusterNodeOptions#setConfig}); {@link CacheProcesses}
-     * passes the test node's on to the nodes it spawns.
-     */
-    public static String memberConfigWithHeartbeatTimeout(int seconds) {
-        String packaged;
-        try (InputStream in = TestClusters.class.getResourceAsStream("/io/kvpager/cluster/cluster.xml")) {
-            if (in == null) {
-                throw new IllegalStateException("the packaged member config io/kvpager/cluster/cluster.xml is not on the class path");
-            }
-            packaged = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        Matcher timeout = HEARTBEAT_TIMEOUT.matcher(packaged);
-        if (!timeout.find()) {
-            throw new IllegalStateException("the packaged member config sets no hazelcast.max.no.heartbeat.seconds to change");
-        }
-        String changed = timeout.replaceFirst("$1" + seconds + "$3");
-        try {
-            Path file = Path.of("target", "member-configs", "heartbeat-" + seconds + "s-" + UUID.randomUUID() + ".xml").toAbsolutePath();
-            Files.createDirectories(file.getParent());
-            Files.writeString(file, changed);
-            return file.toString();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /** Starts the first node of {@code cluster} in this JVM. */
