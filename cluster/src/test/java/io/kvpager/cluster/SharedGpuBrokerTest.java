@@ -119,11 +119,16 @@ class SharedGpuBrokerTest {
 
         coordinatorB.kill();
         await().atMost(Duration.ofSeconds(30)).until(() -> await(broker.shares()).of("b.group0") == null);
-        GpuShares after = await(broker.shares());
-        GpuStats ofA = await(a.stats()).gpus().getFirst();
-        assertThat(after.shares()).containsOnlyKeys("a.group0");
-        assertThat(after.total()).as("removed exactly once: a's lease is all that is left").isEqualTo(ofA.leasedBytes())
-                .isGreaterThanOrEqualTo(4 * PAGE_ID_BYTES);
+        // a's lease may be giving back headroom above what a holds at this moment, and the record
+        // follows the lease a moment later (seen on a loaded machine: 48 MiB recorded, 32 MiB leased):
+        // the two are read together until they agree, and a record that never comes down fails
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+            GpuShares after = await(broker.shares());
+            GpuStats ofA = await(a.stats()).gpus().getFirst();
+            assertThat(after.shares()).containsOnlyKeys("a.group0");
+            assertThat(after.total()).as("removed exactly once: a's lease is all that is left").isEqualTo(ofA.leasedBytes())
+                    .isGreaterThanOrEqualTo(4 * PAGE_ID_BYTES);
+        });
 
         // b's pages stay mapped on its worker until the lease of its departed owner lapses (the
         // worker's grace), so that the device has the memory the broker now grants
