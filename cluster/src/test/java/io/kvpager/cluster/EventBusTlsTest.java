@@ -58,8 +58,7 @@ class EventBusTlsTest {
         rogueKeys = dir.resolve("rogue.p12").toString();
         clusterTrust = dir.resolve("trust.p12").toString();
         String cert = dir.resolve("cluster.crt").toString();
-        // the key docs/cluster.md makes; the rogue one is of another kind, which changes nothing
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "Ed25519", "-dname", "CN=kvpager-test",
+        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-test",
                 "-validity", "2", "-storetype", "PKCS12", "-keystore", clusterKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
         keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-rogue",
                 "-validity", "2", "-storetype", "PKCS12", "-keystore", rogueKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
