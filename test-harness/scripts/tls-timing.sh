@@ -5,8 +5,10 @@
 # --frames 1` and `limit --cluster` against each, alternating plain and TLS, RUNS times each
 # (default 20), through ./kvpager as a user runs them. Prints every run's milliseconds (from the
 # command's start to its exit: JVM start, one request, the output), the medians and the TLS/plain
-# ratios.
-# Usage: test-harness/scripts/tls-timing.sh [runs]
+# ratios. The launcher's AOT cache of each mode is made first (one `status` each, then a wait for
+# the cache files), so that every timed run starts from it as a user's commands do after the first;
+# KVPAGER_AOT=off times them without one.
+# Usage: [KVPAGER_AOT=off] test-harness/scripts/tls-timing.sh [runs]
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 kv="$root/kvpager"
@@ -49,6 +51,16 @@ for c in plain secure; do
 done
 plainNode=(--cluster-name "$plain" --node "127.0.0.1:$(sed -n 's#.*metrics at http://[0-9.]*:\([0-9]*\)/metrics.*#\1#p' "$work/plain-co.out")")
 tlsNode=(--cluster-name "$secure" --node "127.0.0.1:$(sed -n 's#.*metrics at https://[0-9.]*:\([0-9]*\)/metrics.*#\1#p' "$work/secure-co.out")" "${tls[@]}")
+if [[ "${KVPAGER_AOT:-on}" != off ]]; then
+  "$kv" status --cluster "${plainNode[@]}" >/dev/null; "$kv" status --cluster "${tlsNode[@]}" >/dev/null
+  for i in $(seq 600); do
+    [[ $(find "$root/cli/target/run" -name 'kvpager-*-plain.aot' -o -name 'kvpager-*-tls.aot' | wc -l) -ge 2 ]] && break
+    sleep 0.5
+  done
+  echo "AOT caches: $(cd "$root/cli/target/run" && ls kvpager-*.aot | tr '\n' ' ')"
+else
+  echo "AOT caches: off"
+fi
 echo "clusters $plain and $secure: 2 workers and a coordinator each on 127.0.0.1; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 declare -A times

@@ -15,6 +15,8 @@ import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLContext;
 
 /**
  * The {@code kvpager} command line: {@code demo}, {@code status}, {@code top}, {@code limit},
@@ -115,7 +117,13 @@ public final class KvPager implements Runnable {
             return null;
         }
         try {
-            return new ClusterClient(cluster.endpoints(), cluster.options.clusterName(), timeout, cluster.options.clientTls(System.getenv()));
+            SSLContext tls = cluster.options.clientTls(System.getenv());
+            if (tls != null) {
+                // every HttpsURLConnection starts from the default factory, which would build the JDK's default
+                // context (its CA store read and parsed) only to be replaced: this process's connections are these
+                HttpsURLConnection.setDefaultSSLSocketFactory(tls.getSocketFactory());
+            }
+            return new ClusterClient(cluster.endpoints(), cluster.options.clusterName(), timeout, tls);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

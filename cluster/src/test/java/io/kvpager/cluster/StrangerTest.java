@@ -8,6 +8,8 @@ import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import io.kvpager.Allocation;
+import io.kvpager.LimitResult;
+import io.kvpager.MissReason;
 import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCache;
@@ -49,7 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Then, as an eavesdropper on the member network would, it joins under the name it read off the
  * wire and writes the records that decide memory (a GPU's capacity and shares, the instance
  * directory): no cache acts on them; every alloc is granted as before, and the ledger and the
- * rank agree.
+ * rank agree. A member inside the membership that puts back an older sealed record, deletes one,
+ * or writes a runtime limit of its own making changes no cache's grants either.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class StrangerTest {
@@ -200,6 +203,89 @@ class StrangerTest {
         assertThat(mappedPages(member, "replay")).as("the rank maps what the ledger holds").isEqualTo(stats.pool().mappedPages());
         assertThat(stats.gpus().getFirst().takenBytes()).isEqualTo(stats.gpus().getFirst().leasedBytes());
         await(cache.close());
+    }
+
+    @Test
+    void aMemberThatForgesPutsBackOrDeletesARuntimeLimitChangesNoCachesGrants() throws Exception {
+        String name = TestClusters.freshName("kvpager-limit-forged");
+        ClusterNode member = start(TestClusters.nodeOptions(name, null).setKeyStore(clusterKeys).setKeyStorePassword(PASSWORD)
+                .setClusterSecret(SECRET));
+        HazelcastInstance inside = stranger(member.clusterName(), member.memberAddress());
+        assertThat(inside.getCluster().getMembers()).hasSize(2);
+        IMap<String, String> limits = inside.getMap(MemberConfig.LIMITS);
+        String instance = "limited";
+        String key = instance + ".group0";
+        await(member.deployWorker(new RankWorkerOptions().setInstance(instance).setPp(0).setTp(0)
+                .setSim(SimOptions.defaults().withGpuKey(instance).withCapacityBytes(1L << 30))));
+
+        KvCache first = await(member.deployCache(limitedOptions(instance)));
+        LimitResult five = await(first.setMemoryLimit(5 * PAGE_BYTES));
+        assertThat(five.outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
+        String copied = limits.get(key);
+        assertThat(copied).as("the sealed record of the 5-page limit").isNotNull().doesNotStartWith("{");
+        LimitResult twelve = await(first.setMemoryLimit(12 * PAGE_BYTES));
+        assertThat(twelve.revision()).isGreaterThan(five.revision());
+        await(first.close());
+
+        // put back: the 5-page record, sealed by the node itself, is older than the one it proved
+        limits.put(key, copied);
+        await(assertLimitAndGrants(member, instance, 12).close());
+
+        // forged: a record of the member's own making, below the configured limit and of a higher revision
+        String forged = new JsonObject().put("bytes", PAGE_BYTES).put("revision", twelve.revision() + 1000).encode();
+        limits.put(key, forged);
+        KvCache third = assertLimitAndGrants(member, instance, 12);
+        // the next change is sealed over the forged record, under the revision after the last one applied
+        LimitResult ten = await(third.setMemoryLimit(10 * PAGE_BYTES));
+        assertThat(ten.revision()).isEqualTo(twelve.revision() + 1);
+        assertThat(limits.get(key)).isNotEqualTo(forged).doesNotStartWith("{");
+        await(third.close());
+
+        // deleted: the records of limits are never removed, so the newest one proved stands
+        limits.delete(key);
+        await(assertLimitAndGrants(member, instance, 10).close());
+
+        // a forged limit for a cache that never had one: the configured limit stands
+        limits.put("unlimited.group0", new JsonObject().put("bytes", PAGE_BYTES).put("revision", 1).encode());
+        await(member.deployWorker(new RankWorkerOptions().setInstance("unlimited").setPp(0).setTp(0)
+                .setSim(SimOptions.defaults().withGpuKey("unlimited").withCapacityBytes(1L << 30))));
+        await(assertLimitAndGrants(member, "unlimited", 16).close());
+    }
+
+    /** Blocks of 64 KiB, 2 layers, 2 buffers: 8 MiB per page on the rank. */
+    private static final long PAGE_BYTES = 4 * (2L << 20);
+
+    private static KvCacheOptions limitedOptions(String instance) {
+        return new KvCacheOptions().setInstance(instance).setTp(1).setLayers(2).setKvBuffers(2).setBlockBytes(64 << 10)
+                .setPages(16).setReserveLow(0).setReserveHigh(0).setAdaptiveReserve(false).setLocalWorkers(false)
+                .setMemoryLimitBytes(16 * PAGE_BYTES);
+    }
+
+    /**
+     * Starts a coordinator of {@code instance} on {@code member} and checks that it holds
+     * {@code pages} as its limit and grants exactly that many one-page allocations, the ledger and
+     * the rank agreeing; returns the cache, its allocations freed.
+     */
+    private static KvCache assertLimitAndGrants(ClusterNode member, String instance, int pages) {
+        KvCache cache = await(member.deployCache(limitedOptions(instance)));
+        assertThat(await(cache.stats()).pool().limitPages()).as("the limit in force").isEqualTo(pages);
+        List<int[]> held = new ArrayList<>();
+        for (int i = 0; i < pages; i++) {
+            Allocation allocation = await(cache.alloc(BLOCKS_PER_PAGE));
+            assertThat(allocation.isMiss()).as("alloc %d of %d: %s", i, pages, allocation.detail()).isFalse();
+            held.add(allocation.blocks());
+        }
+        if (pages < 16) {
+            Allocation over = await(cache.alloc(BLOCKS_PER_PAGE));
+            assertThat(over.missReason()).as("past the limit: %s", over.detail()).isEqualTo(MissReason.LIMIT);
+        }
+        CacheStats stats = await(cache.stats());
+        assertThat(stats.pool().inUsePages()).isEqualTo(pages);
+        assertThat(mappedPages(member, instance)).as("the rank maps what the ledger holds").isEqualTo(stats.pool().mappedPages());
+        for (int[] blocks : held) {
+            await(cache.free(Arrays.stream(blocks).boxed().toList()));
+        }
+        return cache;
     }
 
     private ClusterNode start(ClusterNodeOptions options) {

@@ -47,7 +47,10 @@ public final class ClusterClient {
     private final List<URI> nodes;
     private final String clusterName;
     private final Duration timeout;
-    /** One factory for every request, so that a client that asks again ({@code top}) reuses the connection and its TLS session. */
+    /**
+     * One factory for every request, so that a client that asks again ({@code top}) reuses the
+     * connection and its TLS session; its sockets offer X25519 alone ({@link ClientSockets}).
+     */
     private final SSLSocketFactory tls;
     /** The share of the timeout a node may spend waiting for the coordinators, so that its answer arrives in time. */
     static final int NODE_SHARE_PERCENT = 70;
@@ -75,7 +78,7 @@ public final class ClusterClient {
         this.nodes = List.copyOf(nodes);
         this.clusterName = clusterName;
         this.timeout = timeout;
-        this.tls = tls == null ? null : tls.getSocketFactory();
+        this.tls = tls == null ? null : new ClientSockets(tls.getSocketFactory());
     }
 
     /** The stats of the instances named, or of every registered instance when none is. */

@@ -1,6 +1,7 @@
 package io.kvpager.impl.coordinator;
 
 import io.kvpager.LimitResult;
+import io.kvpager.internal.books.SealedBooks;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -13,6 +14,11 @@ import io.vertx.core.shareddata.AsyncMap;
  * A record only moves to a higher revision, by compare-and-set, so two coordinators of one
  * instance on two sides of a split leave the later change. Only in a cluster: a Vert.x of its own
  * keeps the options' limit, as before.
+ *
+ * <p>A limit decides memory, so with a cluster secret its records are sealed like the budget's
+ * ({@link SealedBooks#keptText}: they are never removed): a member without the secret cannot make
+ * a coordinator apply a limit of its writing, and a node that proved a newer record of a cache
+ * ignores an older one put back, or its deletion.
  */
 final class InstanceLimits {
 
@@ -63,6 +69,6 @@ final class InstanceLimits {
     }
 
     private Future<AsyncMap<String, String>> map() {
-        return vertx.sharedData().getAsyncMap(LIMITS);
+        return SealedBooks.keptText(vertx, LIMITS);
     }
 }
