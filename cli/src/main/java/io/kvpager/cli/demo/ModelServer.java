@@ -78,6 +78,8 @@ final class ModelServer {
     private final ArrayDeque<TraceRequest> arrivals;
     private final ArrayDeque<ServedRequest> waiting = new ArrayDeque<>();
     private final List<ServedRequest> running = new ArrayList<>();
+    /** Every request that arrived, in arrival order: for the request log. */
+    private final List<ServedRequest> seen = new ArrayList<>();
     private final LatencyRecorder allocLatency = new LatencyRecorder();
     private final LatencyRecorder ttft = new LatencyRecorder();
     private final LatencyRecorder tpot = new LatencyRecorder();
@@ -195,6 +197,7 @@ final class ModelServer {
             reclaimPending -= held;
             reclaimBlocksFreed += held;
             reclaimPreemptions++;
+            victim.reclaimPreemptions++;
             frees.add(preempt(victim, nowMs));
         }
         // what could not be freed now (the engine holds less) is not owed later
@@ -283,7 +286,9 @@ final class ModelServer {
 
     private void admit(long nowMs) {
         while (!arrivals.isEmpty() && arrivals.peek().arrivalMs() <= nowMs) {
-            waiting.add(new ServedRequest(arrivals.poll()));
+            ServedRequest request = new ServedRequest(arrivals.poll());
+            waiting.add(request);
+            seen.add(request);
             arrived++;
         }
         admitNext(nowMs);
@@ -325,6 +330,7 @@ final class ModelServer {
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
                 misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
+                admitted.refusals++;
                 waiting.addFirst(admitted);
                 return Future.succeededFuture();
             }
@@ -333,6 +339,9 @@ final class ModelServer {
                 reclaimWait.record(allocation.reclaimWaitNanos());
             }
             admitted.reserve(allocation.blocks());
+            if (admitted.admittedMs < 0) {
+                admitted.admittedMs = clockMs.getAsLong();
+            }
             if (draining) {
                 return free(admitted, admitted.release());
             }
@@ -393,6 +402,7 @@ final class ModelServer {
         }
         running.remove(request);
         served++;
+        request.finishedMs = clockMs.getAsLong();
         long firstMs = request.firstTokenMs - request.trace.arrivalMs();
         double perTokenMs = request.trace.outputTokens() <= 1 ? 0
                 : (clockMs.getAsLong() - request.firstTokenMs) / (double) (request.trace.outputTokens() - 1);
@@ -455,6 +465,22 @@ final class ModelServer {
             }
         });
         return promise.future();
+    }
+
+    /**
+     * One line per request that arrived, for finding where latency comes from: id, arrival, first
+     * admission, first token and finish (ms from the start, -1 when it never happened), prompt and
+     * output tokens, tokens decoded, admissions refused, preemptions (of which to answer a reclaim).
+     */
+    List<String> requestLog() {
+        List<String> lines = new ArrayList<>();
+        for (ServedRequest r : seen) {
+            lines.add(String.join(",", model.name(), String.valueOf(r.trace.id()), String.valueOf(r.trace.arrivalMs()),
+                    String.valueOf(r.admittedMs), String.valueOf(r.firstTokenMs), String.valueOf(r.finishedMs),
+                    String.valueOf(r.trace.promptTokens()), String.valueOf(r.trace.outputTokens()), String.valueOf(r.generated()),
+                    String.valueOf(r.refusals), String.valueOf(r.preemptions()), String.valueOf(r.reclaimPreemptions)));
+        }
+        return lines;
     }
 
     ModelProfile model() {
