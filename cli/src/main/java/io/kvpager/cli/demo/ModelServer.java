@@ -34,18 +34,19 @@ import org.slf4j.LoggerFactory;
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
  * started only when its KV fits: one admission at a time, first come first served, in the
  * background of the steps (a step never waits for an admission, which may wait for a reclaim). A
- * refused admission leaves the request at the head of the queue until the next step. A decode
- * step's new block that is refused preempts the running request that arrived last (the cheapest
- * to recompute; the one that asked tries again next step): its blocks are freed and it is retried
- * a few steps later.
+ * refused admission leaves the request in its place in the queue until the next step. A decode
+ * step's new block that is refused preempts the running request with the least done (the fewest
+ * tokens of KV: the cheapest to recompute; the one that asked tries again next step): its blocks
+ * are freed and it is retried {@link #RETRY_STEPS} steps later. The queue stays in arrival order:
+ * a preempted request goes back ahead of every request that arrived after it.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the start of the next step, before admission: the engine preempts running requests until it
  * has freed the blocks asked for (or all it holds), choosing them by page so that whole pages
- * empty and their memory goes back ({@link #reclaimVictims}); they wait {@link #RETRY_STEPS}
- * steps, like a request preempted by a miss.
- * Until the reclaim's deadline the engine admits no request (running ones go on decoding), so that
- * the blocks it freed are not taken straight back and their pages can empty and be unmapped.
+ * empty and their memory goes back ({@link #reclaimVictims}); they may be admitted again as soon
+ * as admission resumes, in their arrival's place. For {@link #RECLAIM_HOLD_STEPS} steps (at most
+ * the reclaim's deadline) the engine admits no request (running ones go on decoding), so that the
+ * blocks it freed are not taken straight back before their pages empty and are unmapped.
  *
  * <p>Each request's time to first token (arrival to the decode step that produced its first output
  * token) and, once finished, its time per output token (first token to last, over the tokens after
@@ -66,6 +67,11 @@ final class ModelServer {
     static final int PREFILL_CHUNK = 2048;
     /** Steps a preempted request waits before it is admitted again. */
     static final int RETRY_STEPS = 10;
+    /**
+     * Steps a reclaim holds admission for, at most its deadline: the blocks freed for it are read by
+     * the open batch until its fence retires at the next step, then their pages empty and go back.
+     */
+    static final int RECLAIM_HOLD_STEPS = 3;
 
     private final ModelProfile model;
     private final KvCache cache;
@@ -198,12 +204,14 @@ final class ModelServer {
             reclaimBlocksFreed += held;
             reclaimPreemptions++;
             victim.reclaimPreemptions++;
-            frees.add(preempt(victim, nowMs));
+            frees.add(preempt(victim, nowMs, nowMs));
         }
         // what could not be freed now (the engine holds less) is not owed later
         reclaimPending = 0;
-        // admitting now would take the freed blocks straight back: hold admission until the deadline
-        admitHeldUntilMs = nowMs + reclaimDeadlineMs;
+        // admitting now would take the freed blocks straight back: hold admission until their pages have
+        // emptied and gone back (the fence of the batch that read them retires at the next step), at most
+        // until the deadline; longer would stall this model's queue for nothing
+        admitHeldUntilMs = nowMs + Math.min(reclaimDeadlineMs, RECLAIM_HOLD_STEPS * stepMs);
         reclaimDeadlineMs = 0;
         return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
     }
@@ -324,14 +332,14 @@ final class ModelServer {
             allocLatency.record(System.nanoTime() - start);
             if (ar.failed()) {
                 countFailure("admission alloc", ar.cause());
-                waiting.addFirst(admitted);
+                requeue(admitted);
                 return Future.succeededFuture();
             }
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
                 misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
                 admitted.refusals++;
-                waiting.addFirst(admitted);
+                requeue(admitted);
                 return Future.succeededFuture();
             }
             blocksHeld += allocation.size();
@@ -378,12 +386,13 @@ final class ModelServer {
     }
 
     /**
-     * The running request that arrived last: the one a refused block preempts, whichever request
-     * asked for it, as the request with the least decoded is the cheapest to recompute; the
-     * others then grow into the blocks it frees. Called only while a request runs.
+     * The running request with the least done (the fewest tokens of KV written; of those, the one
+     * that arrived last): the one a refused block preempts, whichever request asked for it, as it is
+     * the cheapest to recompute; the others then grow into the blocks it frees. Called only while a
+     * request runs.
      */
     private ServedRequest newestRunning() {
-        return running.stream().max(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()))
+        return running.stream().min(Comparator.comparingInt(ServedRequest::tokensInCache).thenComparing(ARRIVAL.reversed()))
                 .orElseThrow();
     }
 
@@ -416,11 +425,44 @@ final class ModelServer {
     }
 
     private Future<Void> preempt(ServedRequest request, long nowMs) {
+        return preempt(request, nowMs, nowMs + RETRY_STEPS * stepMs);
+    }
+
+    /**
+     * Preempts {@code request} until {@code retryAtMs}: it goes back to the queue in its arrival's
+     * place, ahead of every request that arrived after it, so that a preempted request is not
+     * admitted behind newer ones.
+     */
+    private Future<Void> preempt(ServedRequest request, long nowMs, long retryAtMs) {
         preemptions++;
         running.remove(request);
-        waiting.addFirst(request);
-        return free(request, request.preempt(nowMs + RETRY_STEPS * stepMs));
+        requeue(request);
+        return free(request, request.preempt(retryAtMs));
     }
+
+    /** Puts {@code request} back in the queue, which stays in arrival order. */
+    private void requeue(ServedRequest request) {
+        int at = 0;
+        for (ServedRequest queued : waiting) {
+            if (ARRIVAL.compare(queued, request) > 0) {
+                break;
+            }
+            at++;
+        }
+        if (at == 0) {
+            waiting.addFirst(request);
+        } else if (at == waiting.size()) {
+            waiting.addLast(request);
+        } else {
+            List<ServedRequest> all = new ArrayList<>(waiting);
+            all.add(at, request);
+            waiting.clear();
+            waiting.addAll(all);
+        }
+    }
+
+    private static final Comparator<ServedRequest> ARRIVAL = Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs())
+            .thenComparingInt(r -> r.trace.id());
 
     private static long millisToNanos(long ms) {
         return Math.max(0, ms) * 1_000_000;
