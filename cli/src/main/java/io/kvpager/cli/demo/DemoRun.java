@@ -204,7 +204,9 @@ public final class DemoRun implements AutoCloseable {
         writeRequestLog(servers);
         closeCaches();
         leakedHandles().ifPresent(violations::add);
-        return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description(), grants, stoppedAt, violations);
+        OfferedLoad offered = OfferedLoad.of(settings.models(), settings.tp(), cacheBudget, settings.duration(), traceStep, trace);
+        return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
+                violations);
     }
 
     /**

@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * refused admission leaves the request in its place in the queue until the next step. A decode
  * step's new block that is refused preempts the running request with the least done (the fewest
  * tokens of KV: the cheapest to recompute; the one that asked tries again next step): its blocks
- * are freed and it is retried {@link #RETRY_STEPS} steps later. The queue stays in arrival order:
+ * are freed and it is retried {@link #RETRY_STEPS} steps later, and for as long no request is
+ * admitted: the memory the running requests grow into is not given to new ones, which would be
+ * preempted in turn and recomputed (a thrash that costs more than it serves). The queue stays in arrival order:
  * a preempted request goes back ahead of every request that arrived after it.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
@@ -371,6 +373,9 @@ final class ModelServer {
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
                 misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
+                // the running requests cannot all grow: admitting more would take what they need, and
+                // preempting them in turn would redo their prefill over and over
+                admitHeldUntilMs = Math.max(admitHeldUntilMs, nowMs + RETRY_STEPS * stepMs);
                 return running.contains(request) ? preempt(newestRunning(), nowMs) : Future.succeededFuture();
             }
             blocksHeld += allocation.size();
