@@ -304,11 +304,6 @@ public final class PoolBudget {
             return waitFor(lease, bytes, wait, refusedAt, lease.reclaimingUntil(), "the reclaim already asked for this pool");
         }
         GpuShares seen = broker.lastSeen();
-        if (lease.restrained() && lease.held() + bytes > ShareArbiter.guarantee(seen, broker.capacityBytes(), pool)) {
-            // giving back itself, it grows no further than its guarantee until it has
-            wait.note = "nothing to reclaim for it: it is giving back memory itself and the take would take it above its guarantee";
-            return Future.succeededFuture(false);
-        }
         ShareArbiter.Plan plan = ShareArbiter.plan(seen, broker.capacityBytes(), pool, lease.held() + bytes);
         if (!plan.feasible()) {
             wait.note = "nothing to reclaim for it: " + plan.refusal();

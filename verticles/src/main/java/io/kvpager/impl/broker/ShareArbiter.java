@@ -22,7 +22,7 @@ import java.util.Map;
  *     reclaim's deadline; until its share is back within its guarantee), restrained (it is giving
  *     back now), or another pool waits for memory reclaimed for it: then it grows no further than
  *     its guarantee.</li>
- * <li>A pool refused a take while below its guarantee reclaims the shortfall from
+ * <li>A pool refused a take that would keep it within its guarantee reclaims the shortfall from
  *     the pools above theirs, largest excess first, never asking one for more than its excess: a
  *     pool at or below its guarantee is never asked.</li>
  * </ul>
@@ -114,15 +114,6 @@ public final class ShareArbiter {
         return Math.max(most, Math.min(held, free));
     }
 
-    private static boolean othersMarkedWaiting(GpuShares shares, String pool) {
-        for (Map.Entry<String, GpuShares.Share> e : shares.shares().entrySet()) {
-            if (!e.getKey().equals(pool) && e.getValue().waitingUntilMs() != 0) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private static boolean othersWait(GpuShares shares, String pool, long nowMs) {
         for (Map.Entry<String, GpuShares.Share> e : shares.shares().entrySet()) {
             if (!e.getKey().equals(pool) && e.getValue().waiting(nowMs)) {
@@ -160,9 +151,7 @@ public final class ShareArbiter {
     }
 
     /**
-     * Whom to ask, and for how much, so that {@code pool}'s share can become {@code target} bytes, when
-     * the pool is below its guarantee (a take may end above it: the part above is the one request that
-     * crosses it):
+     * Whom to ask, and for how much, so that {@code pool}'s share can become {@code target} bytes:
      * the shortfall, plus half of what then remains up to the pool's guarantee as far as the pools
      * above theirs hold it (one reclaim per burst rather than one per page), largest excess first.
      *
@@ -176,13 +165,7 @@ public final class ShareArbiter {
         long needed = target - free;
         Map<String, Long> guarantees = guarantees(shares, capacity);
         long g = guarantees.getOrDefault(pool, 0L);
-        GpuShares.Share own = shares.of(pool);
-        long held = own == null ? 0 : own.bytes();
-        // A take that crosses the guarantee is served by reclaim while the pool is below it (and not
-        // capped, which keeps it within): refused, a pool whose requests are large would sit below its
-        // guarantee, one request short, for good. Not while another pool waits: then nobody grows above
-        // its guarantee, so the take could not be served anyway.
-        if (target > g && (held >= g || (own != null && own.capped()) || othersMarkedWaiting(shares, pool))) {
+        if (target > g) {
             return new Plan(needed, Map.of(), "it would take its share to " + target + " bytes, above its guarantee of "
                     + g + ", and the other pools leave " + free + " bytes");
         }
@@ -198,7 +181,7 @@ public final class ShareArbiter {
         // Hysteresis: a pool refused below its guarantee is growing (a burst), and a reclaim per page
         // would preempt the borrowers again at every page: ask at once for half of what is left
         // between the take and the guarantee too, as far as the borrowers' excess goes.
-        long shortfall = Math.max(needed, Math.min(needed + Math.max(0, g - target) / HEADROOM_DIVISOR, excessAbove));
+        long shortfall = Math.max(needed, Math.min(needed + (g - target) / HEADROOM_DIVISOR, excessAbove));
         above.sort(Comparator.<Map.Entry<String, Long>>comparingLong(Map.Entry::getValue).reversed().thenComparing(Map.Entry::getKey));
         Map<String, Long> asks = new LinkedHashMap<>();
         long left = shortfall;
