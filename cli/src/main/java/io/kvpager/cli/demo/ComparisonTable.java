@@ -73,6 +73,7 @@ public final class ComparisonTable {
                         + "seed %d, step %d ms; SLO: TTFT <= %d ms and TPOT <= %d ms)%n",
                 reports.size(), settings.trace().name(), settings.device(), settings.tp(), settings.duration().toSeconds(), settings.seed(),
                 settings.step().toMillis(), settings.targets().ttft().toMillis(), settings.targets().tpot().toMillis()));
+        out.append(first.offered()).append('\n');
         out.append(table.render());
         Optional<DemoReport> arbitrated = find(reports, SharingPolicy.ARBITRATED);
         if (arbitrated.isPresent()) {

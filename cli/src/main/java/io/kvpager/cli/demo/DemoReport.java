@@ -9,12 +9,13 @@ import java.util.List;
  * @param models one report per model, in the order of the settings
  * @param trace what the seeded trace asked for (the same for a seed, whatever the timing)
  * @param traceDescription which trace ran, with its slicing and scaling, in words
+ * @param offered what the trace offers the GPU, per model and in all
  * @param grants the budget against the broker's grants, sampled through the run
  * @param stoppedAtMs when the run was stopped before its duration (Ctrl-C), in ms from its start; -1 when it ran to the end
  * @param violations the run's own invariants that did not hold; empty for a good run
  */
 public record DemoReport(DemoSettings settings, List<ModelReport> models, TraceTotals trace, String traceDescription,
-        GrantSamples grants, long stoppedAtMs, List<String> violations) {
+        OfferedLoad offered, GrantSamples grants, long stoppedAtMs, List<String> violations) {
 
     public DemoReport {
         models = List.copyOf(models);

@@ -18,8 +18,11 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -198,10 +201,41 @@ public final class DemoRun implements AutoCloseable {
             violations.add(grants.overGranted() + " of " + grants.samples() + " samples had the broker grant more than the budget ("
                     + ByteSize.format(grants.maxTakenBytes()) + " of " + ByteSize.format(grants.capacityBytes()) + ")");
         }
+        writeRequestLog(servers);
         closeCaches();
         leakedHandles().ifPresent(violations::add);
-        return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description(), grants, stoppedAt, violations);
+        OfferedLoad offered = OfferedLoad.of(settings.models(), settings.tp(), cacheBudget, settings.duration(), traceStep, trace);
+        return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
+                violations);
     }
+
+    /**
+     * Appends every request's timeline to the file named by the system property
+     * {@value #REQUEST_LOG_PROPERTY}, when set (a CSV with a header; one line per request and policy):
+     * where each request's time to first token went.
+     */
+    private void writeRequestLog(List<ModelServer> servers) {
+        String file = System.getProperty(REQUEST_LOG_PROPERTY);
+        if (file == null || file.isBlank()) {
+            return;
+        }
+        Path path = Path.of(file);
+        List<String> lines = new ArrayList<>();
+        if (!Files.exists(path)) {
+            lines.add("policy,seed,model,id,arrival_ms,admitted_ms,first_token_ms,finished_ms,prompt,output,decoded,refusals,preemptions,reclaim_preemptions");
+        }
+        for (ModelServer server : servers) {
+            server.requestLog().forEach(line -> lines.add(settings.policy().flag() + "," + settings.seed() + "," + line));
+        }
+        try {
+            Files.write(path, lines, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing the request log " + path, e);
+        }
+    }
+
+    /** System property naming a file to append every request's timeline to ({@link #writeRequestLog}). */
+    static final String REQUEST_LOG_PROPERTY = "kvpager.demo.requestLog";
 
     /**
      * Ends the run early, as Ctrl-C does: no engine takes another step, the requests still running

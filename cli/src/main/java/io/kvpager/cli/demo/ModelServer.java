@@ -34,18 +34,22 @@ import org.slf4j.LoggerFactory;
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
  * started only when its KV fits: one admission at a time, first come first served, in the
  * background of the steps (a step never waits for an admission, which may wait for a reclaim). A
- * refused admission leaves the request at the head of the queue until the next step. A decode
- * step's new block that is refused preempts the running request that arrived last (the cheapest
- * to recompute; the one that asked tries again next step): its blocks are freed and it is retried
- * a few steps later.
+ * refused admission leaves the request in its place in the queue until the next step. A decode
+ * step's new block that is refused preempts the running request that arrived last (the one that
+ * asked tries again next step): its blocks
+ * are freed and it is retried {@link #RETRY_STEPS} steps later. When the block was refused because
+ * the other models hold the GPU ({@code GPU_SHARE}), no request is admitted for as long either: the
+ * memory the running requests grow into is not handed to new ones, which would be preempted in turn
+ * and recomputed (a thrash that costs more than it serves). The queue stays in arrival order:
+ * a preempted request goes back ahead of every request that arrived after it.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the start of the next step, before admission: the engine preempts running requests until it
  * has freed the blocks asked for (or all it holds), choosing them by page so that whole pages
- * empty and their memory goes back ({@link #reclaimVictims}); they wait {@link #RETRY_STEPS}
- * steps, like a request preempted by a miss.
- * Until the reclaim's deadline the engine admits no request (running ones go on decoding), so that
- * the blocks it freed are not taken straight back and their pages can empty and be unmapped.
+ * empty and their memory goes back ({@link #reclaimVictims}); they may be admitted again as soon
+ * as admission resumes, in their arrival's place. For {@link #RECLAIM_HOLD_STEPS} steps (at most
+ * the reclaim's deadline) the engine admits no request (running ones go on decoding), so that the
+ * blocks it freed are not taken straight back before their pages empty and are unmapped.
  *
  * <p>Each request's time to first token (arrival to the decode step that produced its first output
  * token) and, once finished, its time per output token (first token to last, over the tokens after
@@ -66,6 +70,11 @@ final class ModelServer {
     static final int PREFILL_CHUNK = 2048;
     /** Steps a preempted request waits before it is admitted again. */
     static final int RETRY_STEPS = 10;
+    /**
+     * Steps a reclaim holds admission for, at most its deadline: the blocks freed for it are read by
+     * the open batch until its fence retires at the next step, then their pages empty and go back.
+     */
+    static final int RECLAIM_HOLD_STEPS = 3;
 
     private final ModelProfile model;
     private final KvCache cache;
@@ -78,6 +87,8 @@ final class ModelServer {
     private final ArrayDeque<TraceRequest> arrivals;
     private final ArrayDeque<ServedRequest> waiting = new ArrayDeque<>();
     private final List<ServedRequest> running = new ArrayList<>();
+    /** Every request that arrived, in arrival order: for the request log. */
+    private final List<ServedRequest> seen = new ArrayList<>();
     private final LatencyRecorder allocLatency = new LatencyRecorder();
     private final LatencyRecorder ttft = new LatencyRecorder();
     private final LatencyRecorder tpot = new LatencyRecorder();
@@ -195,12 +206,15 @@ final class ModelServer {
             reclaimPending -= held;
             reclaimBlocksFreed += held;
             reclaimPreemptions++;
-            frees.add(preempt(victim, nowMs));
+            victim.reclaimPreemptions++;
+            frees.add(preempt(victim, nowMs, nowMs));
         }
         // what could not be freed now (the engine holds less) is not owed later
         reclaimPending = 0;
-        // admitting now would take the freed blocks straight back: hold admission until the deadline
-        admitHeldUntilMs = nowMs + reclaimDeadlineMs;
+        // admitting now would take the freed blocks straight back: hold admission until their pages have
+        // emptied and gone back (the fence of the batch that read them retires at the next step), at most
+        // until the deadline; longer would stall this model's queue for nothing
+        admitHeldUntilMs = nowMs + Math.min(reclaimDeadlineMs, RECLAIM_HOLD_STEPS * stepMs);
         reclaimDeadlineMs = 0;
         return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
     }
@@ -285,7 +299,9 @@ final class ModelServer {
 
     private void admit(long nowMs) {
         while (!arrivals.isEmpty() && arrivals.peek().arrivalMs() <= nowMs) {
-            waiting.add(new ServedRequest(arrivals.poll()));
+            ServedRequest request = new ServedRequest(arrivals.poll());
+            waiting.add(request);
+            seen.add(request);
             arrived++;
         }
         admitNext(nowMs);
@@ -321,13 +337,14 @@ final class ModelServer {
             allocLatency.record(System.nanoTime() - start);
             if (ar.failed()) {
                 countFailure("admission alloc", ar.cause());
-                waiting.addFirst(admitted);
+                requeue(admitted);
                 return Future.succeededFuture();
             }
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
                 misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
-                waiting.addFirst(admitted);
+                admitted.refusals++;
+                requeue(admitted);
                 return Future.succeededFuture();
             }
             blocksHeld += allocation.size();
@@ -335,6 +352,9 @@ final class ModelServer {
                 reclaimWait.record(allocation.reclaimWaitNanos());
             }
             admitted.reserve(allocation.blocks());
+            if (admitted.admittedMs < 0) {
+                admitted.admittedMs = clockMs.getAsLong();
+            }
             if (draining) {
                 return free(admitted, admitted.release());
             }
@@ -355,7 +375,14 @@ final class ModelServer {
             }
             Allocation allocation = ar.result();
             if (allocation.isMiss()) {
-                misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
+                DemoMiss miss = DemoMiss.of(allocation);
+                misses.merge(miss, 1L, Long::sum);
+                if (miss == DemoMiss.GPU_SHARE) {
+                    // the other models hold the GPU: what this one's requests free next, its admissions
+                    // and theirs would race for, and the running requests that need it to grow would be
+                    // preempted and recomputed in turn; at its own limit it competes only with itself
+                    admitHeldUntilMs = Math.max(admitHeldUntilMs, nowMs + RETRY_STEPS * stepMs);
+                }
                 return running.contains(request) ? preempt(newestRunning(), nowMs) : Future.succeededFuture();
             }
             blocksHeld += allocation.size();
@@ -372,12 +399,14 @@ final class ModelServer {
 
     /**
      * The running request that arrived last: the one a refused block preempts, whichever request
-     * asked for it, as the request with the least decoded is the cheapest to recompute; the
-     * others then grow into the blocks it frees. Called only while a request runs.
+     * asked for it; the others then grow into the blocks it frees. Not the one with the least KV
+     * written: a request just admitted again after a preemption has the least, and would be chosen
+     * again and again (measured: one request preempted 27 times in a 30 s run); by arrival, every
+     * request is preempted only for requests older than it, as the queue admits them.
+     * Called only while a request runs.
      */
     private ServedRequest newestRunning() {
-        return running.stream().max(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()))
-                .orElseThrow();
+        return running.stream().max(ARRIVAL).orElseThrow();
     }
 
     private Future<Void> advance(ServedRequest request, int tokensNow, int[] newBlocks) {
@@ -395,6 +424,7 @@ final class ModelServer {
         }
         running.remove(request);
         served++;
+        request.finishedMs = clockMs.getAsLong();
         long firstMs = request.firstTokenMs - request.trace.arrivalMs();
         double perTokenMs = request.trace.outputTokens() <= 1 ? 0
                 : (clockMs.getAsLong() - request.firstTokenMs) / (double) (request.trace.outputTokens() - 1);
@@ -408,11 +438,44 @@ final class ModelServer {
     }
 
     private Future<Void> preempt(ServedRequest request, long nowMs) {
+        return preempt(request, nowMs, nowMs + RETRY_STEPS * stepMs);
+    }
+
+    /**
+     * Preempts {@code request} until {@code retryAtMs}: it goes back to the queue in its arrival's
+     * place, ahead of every request that arrived after it, so that a preempted request is not
+     * admitted behind newer ones.
+     */
+    private Future<Void> preempt(ServedRequest request, long nowMs, long retryAtMs) {
         preemptions++;
         running.remove(request);
-        waiting.addFirst(request);
-        return free(request, request.preempt(nowMs + RETRY_STEPS * stepMs));
+        requeue(request);
+        return free(request, request.preempt(retryAtMs));
     }
+
+    /** Puts {@code request} back in the queue, which stays in arrival order. */
+    private void requeue(ServedRequest request) {
+        int at = 0;
+        for (ServedRequest queued : waiting) {
+            if (ARRIVAL.compare(queued, request) > 0) {
+                break;
+            }
+            at++;
+        }
+        if (at == 0) {
+            waiting.addFirst(request);
+        } else if (at == waiting.size()) {
+            waiting.addLast(request);
+        } else {
+            List<ServedRequest> all = new ArrayList<>(waiting);
+            all.add(at, request);
+            waiting.clear();
+            waiting.addAll(all);
+        }
+    }
+
+    private static final Comparator<ServedRequest> ARRIVAL = Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs())
+            .thenComparingInt(r -> r.trace.id());
 
     private static long millisToNanos(long ms) {
         return Math.max(0, ms) * 1_000_000;
@@ -457,6 +520,22 @@ final class ModelServer {
             }
         });
         return promise.future();
+    }
+
+    /**
+     * One line per request that arrived, for finding where latency comes from: id, arrival, first
+     * admission, first token and finish (ms from the start, -1 when it never happened), prompt and
+     * output tokens, tokens decoded, admissions refused, preemptions (of which to answer a reclaim).
+     */
+    List<String> requestLog() {
+        List<String> lines = new ArrayList<>();
+        for (ServedRequest r : seen) {
+            lines.add(String.join(",", model.name(), String.valueOf(r.trace.id()), String.valueOf(r.trace.arrivalMs()),
+                    String.valueOf(r.admittedMs), String.valueOf(r.firstTokenMs), String.valueOf(r.finishedMs),
+                    String.valueOf(r.trace.promptTokens()), String.valueOf(r.trace.outputTokens()), String.valueOf(r.generated()),
+                    String.valueOf(r.refusals), String.valueOf(r.preemptions()), String.valueOf(r.reclaimPreemptions)));
+        }
+        return lines;
     }
 
     ModelProfile model() {

@@ -19,6 +19,14 @@ final class ServedRequest {
     private long retryAtMs;
     /** When its first output token was decoded, ms from the start of the run; -1 before. */
     long firstTokenMs = -1;
+    /** When it was first admitted (its context allocated), ms from the start of the run; -1 before. */
+    long admittedMs = -1;
+    /** When it finished, ms from the start of the run; -1 before. */
+    long finishedMs = -1;
+    /** Admissions of it refused for want of memory. */
+    int refusals;
+    /** Preemptions that answered a reclaim. */
+    int reclaimPreemptions;
 
     ServedRequest(TraceRequest trace) {
         this.trace = trace;

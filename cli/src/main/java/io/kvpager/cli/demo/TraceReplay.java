@@ -28,12 +28,15 @@ import java.util.zip.GZIPInputStream;
  *
  * <p>How it is replayed: the trace's span is cut into as many consecutive, equal slices of time as
  * there are models, model {@code m} replays slice {@code m}, and each slice is compressed into the
- * run's duration, keeping the order and the relative gaps of its arrivals. Then each model's slice
- * is rate-scaled to the GPU: its requests are kept with one probability (seeded), chosen so that
- * the KV its kept requests hold on average, living one decode step per generated token plus their
- * prefill steps, is {@link #LOAD} of the model's equal share of the GPU. A recorded service asks
- * far more than one shared GPU serves; thinning keeps its bursts and lulls, only fewer requests in
- * each. Prompt and output lengths are replayed as recorded.
+ * run's duration, keeping the order and the relative gaps of its arrivals. Then the trace is
+ * rate-scaled to the GPU as a whole: every request is kept with one probability (seeded), the same
+ * for every slice, chosen so that the KV the kept requests of all slices hold on average, living
+ * one decode step per generated token plus their prefill steps ({@link OfferedLoad}), is
+ * {@link #LOAD} of the caches' memory. A recorded service asks far more than one shared GPU serves;
+ * thinning keeps its bursts and lulls, only fewer requests in each, and one probability for all
+ * keeps the slices' own differences: a busier slice offers its model more than its equal share, a
+ * quieter one less, as services of unequal popularity do. Prompt and output lengths are replayed as
+ * recorded.
  */
 public final class TraceReplay {
 
@@ -43,8 +46,11 @@ public final class TraceReplay {
     static final String AZURE_CONV_RESOURCE = "azure-llm-2023-conv.csv.gz";
     /** The schema's header. */
     static final String HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens";
-    /** Mean KV demand of each model's kept requests, as a share of its equal share of the GPU. */
-    static final double LOAD = 0.6;
+    /**
+     * Mean KV demand of all the kept requests, as a share of the caches' memory: a GPU provisioned
+     * for its service's mean, as one at peak hour is, whose bursts then exceed it.
+     */
+    static final double LOAD = 0.9;
     /** Bad rows named in the error, at most. */
     private static final int ERRORS_SHOWN = 5;
 
@@ -193,32 +199,39 @@ public final class TraceReplay {
         List<TraceRequest> requests = new ArrayList<>();
         StringBuilder words = new StringBuilder(String.format(Locale.ROOT,
                 "%s: %,d requests over %.1f min; each model replays one of %d consecutive slices, compressed %.1fx into %d s,"
-                        + " rate-scaled to %.0f %% of its equal share of the GPU by keeping requests at random (seed %d):",
+                        + " rate-scaled to offer %.0f %% of the caches' memory in all by keeping requests at random (seed %d):",
                 name, rows.size(), span / 60e6, n, compression, duration.toSeconds(), LOAD * 100, seed));
-        int id = 0;
+        List<List<Row>> slices = new ArrayList<>();
+        long[] froms = new long[n];
+        long[] tos = new long[n];
+        double demandBytesMs = 0;
         for (int m = 0; m < n; m++) {
             ModelProfile model = models.get(m);
             long from = (long) Math.floor(m * sliceMicros);
             long to = m == n - 1 ? span + 1 : (long) Math.floor((m + 1) * sliceMicros);
+            froms[m] = from;
+            tos[m] = to;
             List<Row> slice = rows.stream().filter(r -> r.atMicros() >= from && r.atMicros() < to).toList();
-            double demandBytesMs = 0;
+            slices.add(slice);
             for (Row r : slice) {
-                double liveMs = (Math.ceil(r.contextTokens() / (double) ModelServer.PREFILL_CHUNK) + r.generatedTokens()) * stepMs;
-                demandBytesMs += (r.contextTokens() + r.generatedTokens() / 2.0) * model.bytesPerToken(tp) * liveMs;
+                demandBytesMs += OfferedLoad.meanBytesMs(model, tp, stepMs, r.contextTokens(), r.generatedTokens());
             }
-            double meanDemand = demandBytesMs / runMs;
-            double target = LOAD * gpuBytes / n;
-            double keep = meanDemand <= 0 ? 1 : Math.min(1, target / meanDemand);
+        }
+        double meanDemand = demandBytesMs / runMs;
+        double keep = meanDemand <= 0 ? 1 : Math.min(1, LOAD * gpuBytes / meanDemand);
+        words.append(String.format(Locale.ROOT, " %.2f %% of the requests kept;", keep * 100));
+        int id = 0;
+        for (int m = 0; m < n; m++) {
             int kept = 0;
-            for (Row r : slice) {
+            for (Row r : slices.get(m)) {
                 if (random.nextDouble() < keep) {
-                    long at = Math.min(runMs - 1, Math.round((r.atMicros() - from) / 1000.0 / compression));
+                    long at = Math.min(runMs - 1, Math.round((r.atMicros() - froms[m]) / 1000.0 / compression));
                     requests.add(new TraceRequest(id++, m, at, r.contextTokens(), r.generatedTokens()));
                     kept++;
                 }
             }
-            words.append(String.format(Locale.ROOT, " %s minutes %.1f-%.1f, %.1f %% kept (%,d of %,d)%s", model.name(),
-                    from / 60e6, Math.min(to, span) / 60e6, keep * 100, kept, slice.size(), m == n - 1 ? "" : ";"));
+            words.append(String.format(Locale.ROOT, " %s minutes %.1f-%.1f (%,d of %,d)%s", models.get(m).name(),
+                    froms[m] / 60e6, Math.min(tos[m], span) / 60e6, kept, slices.get(m).size(), m == n - 1 ? "" : ";"));
         }
         requests.sort(Comparator.comparingLong(TraceRequest::arrivalMs).thenComparingInt(TraceRequest::id));
         return new Plan(List.copyOf(requests), words.toString());

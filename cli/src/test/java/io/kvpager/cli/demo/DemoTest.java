@@ -84,6 +84,8 @@ class DemoTest {
             assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+all\\s.*\\snone\\s+held\\n");
         }
         assertThat(out).contains("comparison: the same trace under 3 policies, one after another (overlapping, sim GPU, tp 2, 2 s, seed 3")
+                .containsPattern("offered KV \\(mean over the run, each request served at once\\): 7b [\\d.]+x its equal share, 70b [\\d.]+x;"
+                        + " all [\\d.]+x the caches' memory\\n")
                 .contains("arbitrated / static (").contains("arbitrated / first-come (")
                 .containsPattern("measured: arbitrated served [\\d,]+ tokens, SLO met by [\\d.]+% of requests; static [\\d,]+ tokens \\([\\d.-]+x\\)")
                 .contains("chart: " + chart.toAbsolutePath());

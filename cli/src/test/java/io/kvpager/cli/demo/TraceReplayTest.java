@@ -99,7 +99,7 @@ class TraceReplayTest {
                 org.assertj.core.groups.Tuple.tuple(0, 0L), org.assertj.core.groups.Tuple.tuple(0, 5_000L),
                 org.assertj.core.groups.Tuple.tuple(0, 9_667L), org.assertj.core.groups.Tuple.tuple(1, 0L),
                 org.assertj.core.groups.Tuple.tuple(1, 5_000L), org.assertj.core.groups.Tuple.tuple(1, 9_999L));
-        assertThat(plan.description()).contains("compressed 3.0x into 10 s").contains("7b minutes 0.0-0.5, 100.0 % kept (3 of 3)");
+        assertThat(plan.description()).contains("compressed 3.0x into 10 s").contains("100.00 % of the requests kept").contains("7b minutes 0.0-0.5 (3 of 3)");
     }
 
     @Test
@@ -116,5 +116,10 @@ class TraceReplayTest {
             assertThat(kept).as("requests of %s", MODELS.get(m).name()).isBetween(50L, 6_000L);
         }
         assertThat(plan.description()).contains("19,366 requests over 58.4 min").contains("compressed 58.4x into 20 s");
+        // one probability for the whole trace: all together offer LOAD of the memory, each slice as busy as it was
+        OfferedLoad offered = OfferedLoad.of(MODELS, 2, H200, Duration.ofSeconds(20), Duration.ofMillis(20), plan.requests());
+        assertThat(offered.all()).isCloseTo(TraceReplay.LOAD, org.assertj.core.data.Offset.offset(0.1));
+        assertThat(offered.perModel()).as("the slices differ").anySatisfy(share -> assertThat(share).isGreaterThan(1.0))
+                .anySatisfy(share -> assertThat(share).isLessThan(1.0));
     }
 }

@@ -52,6 +52,8 @@ final class GpuLease {
     private long brokerCalls;
     /** While giving memory back: the lease grows no further than the pool's guarantee, and its surplus goes back at once. */
     private long restrainedUntilNanos = System.nanoTime();
+    /** The restraint lifts before its time once the pool holds no more than this: it gave back what it was asked. */
+    private long restrainedAbove = -1;
     /** While a reclaim this pool asked for is pending here: its refused allocations wait for it instead of asking again. */
     private long reclaimingUntilNanos = System.nanoTime();
     private long reclaimsAsked;
@@ -151,15 +153,35 @@ final class GpuLease {
         }
         if (restrained()) {
             shrinkTo(held);
+            liftRestraintAt(held);
         } else if (leased - held > mostSurplus) {
             shrinkTo(held + Math.min(recentDemand(), mostSurplus));
         }
         armIdle();
     }
 
-    /** Gives memory back for {@code ms}: no growth beyond the guarantee, every byte freed goes back to the broker at once. */
-    void restrainFor(long ms) {
+    /**
+     * Gives memory back for {@code ms}, or until the pool holds no more than {@code liftAtBytes}
+     * (it gave back what it was asked), whichever comes first: no growth beyond the guarantee, every
+     * byte freed goes back to the broker at once. Restrained longer, a pool that gave back in time
+     * would have its next steps' allocations above its guarantee refused for nothing (the pool
+     * that asked is kept from losing what came back by its wait in the shares, not by this).
+     */
+    void restrainFor(long ms, long liftAtBytes) {
+        restrainedAbove = restrained() ? Math.min(restrainedAbove, liftAtBytes) : liftAtBytes;
         restrainedUntilNanos = Math.max(restrainedUntilNanos, System.nanoTime() + ms * 1_000_000);
+        liftRestraintAt(leased);
+    }
+
+    /** Lifts the restraint if what the pool holds now is within what it was asked to come down to. */
+    void liftRestraintIfGiven() {
+        liftRestraintAt(leased);
+    }
+
+    private void liftRestraintAt(long bytes) {
+        if (restrained() && bytes <= restrainedAbove) {
+            restrainedUntilNanos = System.nanoTime();
+        }
     }
 
     boolean restrained() {

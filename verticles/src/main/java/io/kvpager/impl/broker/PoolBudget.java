@@ -334,6 +334,9 @@ public final class PoolBudget {
                     broker.gpu(), share.bytes() - ShareArbiter.guarantee(seen, broker.capacityBytes(), victim));
             answers.add(ShareReclaim.ask(vertx, share.owner(), victim, broker.gpu(), asked, reason));
         }
+        // once the allocation is served, the pools asked did what was needed: none is judged, and one
+        // that gave back may borrow again before its deadline without being capped for it
+        boolean[] served = {false};
         return Future.join(answers).transform(joined -> {
             long deadlineMs = 0;
             for (int i = 0; i < victims.size(); i++) {
@@ -345,14 +348,15 @@ public final class PoolBudget {
                     log.warn("{}: pool {} on gpu {} did not answer its reclaim ({}); it is judged in {} ms all the same", name, victim,
                             broker.gpu(), answer.cause().getMessage(), victimDeadlineMs);
                 }
-                judgeAt(broker, victim, seen.of(victim).bytes(), plan.asks().get(victim), victimDeadlineMs + RECLAIM_GRACE_MS);
+                judgeAt(broker, victim, seen.of(victim).bytes(), plan.asks().get(victim), victimDeadlineMs + RECLAIM_GRACE_MS, served);
             }
             long until = refusedAt + (deadlineMs + RECLAIM_GRACE_MS) * 1_000_000;
             lease.reclaimingUntil(until);
             // a pool asked may have a longer deadline than this one's: the others hold off for as long
             Future<Void> marked = deadlineMs <= reclaimDeadlineMs ? Future.succeededFuture()
                     : broker.waiting(pool, owner, System.currentTimeMillis() + (until - System.nanoTime()) / 1_000_000);
-            return marked.transform(m -> waitFor(lease, bytes, wait, refusedAt, until, "the reclaim from " + String.join(", ", victims)));
+            return marked.transform(m -> waitFor(lease, bytes, wait, refusedAt, until, "the reclaim from " + String.join(", ", victims)))
+                    .onSuccess(taken -> served[0] = taken);
         });
     }
 
@@ -373,10 +377,20 @@ public final class PoolBudget {
         });
     }
 
-    /** In {@code afterMs}, caps {@code victim} unless it has given back {@code asked} of the {@code before} bytes it held. */
-    private void judgeAt(GpuBroker broker, String victim, long before, long asked, long afterMs) {
-        vertx.setTimer(Math.max(1, afterMs), t -> broker.capUnless(victim,
-                        now -> ShareArbiter.gaveBack(now, broker.capacityBytes(), victim, before, asked))
+    /**
+     * In {@code afterMs}, caps {@code victim} unless it has given back {@code asked} of the {@code before}
+     * bytes it held, or the allocation it was asked for was {@code served} by then.
+     */
+    private void judgeAt(GpuBroker broker, String victim, long before, long asked, long afterMs, boolean[] served) {
+        vertx.setTimer(Math.max(1, afterMs), t -> {
+            if (!served[0]) {
+                judge(broker, victim, before, asked);
+            }
+        });
+    }
+
+    private void judge(GpuBroker broker, String victim, long before, long asked) {
+        broker.capUnless(victim, now -> ShareArbiter.gaveBack(now, broker.capacityBytes(), victim, before, asked))
                 .onSuccess(capped -> {
                     GpuShares.Share share = broker.lastSeen().of(victim);
                     if (capped && share != null) {
@@ -385,23 +399,24 @@ public final class PoolBudget {
                         ShareReclaim.capped(vertx, share.owner(), victim, broker.gpu());
                     }
                 })
-                .onFailure(e -> log.warn("{}: judging pool {} on gpu {} failed: {}", name, victim, broker.gpu(), e.getMessage())));
+                .onFailure(e -> log.warn("{}: judging pool {} on gpu {} failed: {}", name, victim, broker.gpu(), e.getMessage()));
     }
 
     /**
      * Asked to give back {@code ask.bytes()} of a GPU: what costs nothing at once (the reserve, idle
      * handles, the lease's surplus), the rest by the engine, as whole pages' blocks; the pool is
-     * restrained until its deadline.
+     * restrained until its deadline, or until it has given back what it was asked.
      */
     private Future<ShareReclaim.Answer> reclaimed(ShareReclaim.Ask ask) {
         GpuLease lease = leases.get(ask.gpu());
         if (lease == null) {
             return Future.succeededFuture(new ShareReclaim.Answer(0, 0, reclaimDeadlineMs));
         }
-        lease.restrainFor(reclaimDeadlineMs);
         long before = lease.leased();
+        lease.restrainFor(reclaimDeadlineMs, before - ask.bytes());
         return giveBack.cheap().transform(cheap -> lease.yieldSurplus()).transform(yielded -> {
             long given = Math.max(0, before - lease.leased());
+            lease.liftRestraintIfGiven();
             long left = ask.bytes() - given;
             long pageBytes = bytesOf(lease, 1);
             long pages = left <= 0 ? 0 : (left + pageBytes - 1) / pageBytes;

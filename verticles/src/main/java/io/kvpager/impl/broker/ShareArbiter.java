@@ -29,6 +29,12 @@ import java.util.Map;
  */
 public final class ShareArbiter {
 
+    /**
+     * A reclaim asks, beyond the bytes the refused take needs, for {@code 1 / HEADROOM_DIVISOR} of what
+     * is left between the take and the pool's guarantee ({@link #plan}).
+     */
+    static final long HEADROOM_DIVISOR = 2;
+
     private ShareArbiter() {
     }
 
@@ -145,7 +151,9 @@ public final class ShareArbiter {
     }
 
     /**
-     * Whom to ask, and for how much, so that {@code pool}'s share can become {@code target} bytes.
+     * Whom to ask, and for how much, so that {@code pool}'s share can become {@code target} bytes:
+     * the shortfall, plus half of what then remains up to the pool's guarantee as far as the pools
+     * above theirs hold it (one reclaim per burst rather than one per page), largest excess first.
      *
      * @param target the share the pool needs, what it holds and what it was refused
      */
@@ -154,20 +162,26 @@ public final class ShareArbiter {
         if (target <= free) {
             return new Plan(0, Map.of(), null);
         }
-        long shortfall = target - free;
+        long needed = target - free;
         Map<String, Long> guarantees = guarantees(shares, capacity);
         long g = guarantees.getOrDefault(pool, 0L);
         if (target > g) {
-            return new Plan(shortfall, Map.of(), "it would take its share to " + target + " bytes, above its guarantee of "
+            return new Plan(needed, Map.of(), "it would take its share to " + target + " bytes, above its guarantee of "
                     + g + ", and the other pools leave " + free + " bytes");
         }
         List<Map.Entry<String, Long>> above = new ArrayList<>();
+        long excessAbove = 0;
         for (Map.Entry<String, GpuShares.Share> e : shares.shares().entrySet()) {
             long excess = e.getValue().bytes() - guarantees.get(e.getKey());
             if (!e.getKey().equals(pool) && excess > 0) {
                 above.add(Map.entry(e.getKey(), excess));
+                excessAbove += excess;
             }
         }
+        // Hysteresis: a pool refused below its guarantee is growing (a burst), and a reclaim per page
+        // would preempt the borrowers again at every page: ask at once for half of what is left
+        // between the take and the guarantee too, as far as the borrowers' excess goes.
+        long shortfall = Math.max(needed, Math.min(needed + (g - target) / HEADROOM_DIVISOR, excessAbove));
         above.sort(Comparator.<Map.Entry<String, Long>>comparingLong(Map.Entry::getValue).reversed().thenComparing(Map.Entry::getKey));
         Map<String, Long> asks = new LinkedHashMap<>();
         long left = shortfall;
@@ -180,9 +194,8 @@ public final class ShareArbiter {
             left -= ask;
         }
         if (left > 0) {
-            long excess = shortfall - left;
-            return new Plan(shortfall, Map.of(), "it is " + shortfall + " bytes short within its guarantee of " + g
-                    + " bytes, and the pools above their guarantees hold only " + excess + " bytes above them");
+            return new Plan(needed, Map.of(), "it is " + needed + " bytes short within its guarantee of " + g
+                    + " bytes, and the pools above their guarantees hold only " + excessAbove + " bytes above them");
         }
         return new Plan(shortfall, asks, null);
     }
@@ -200,7 +213,8 @@ public final class ShareArbiter {
      * A reclaim's plan: the bytes the pool is short of, each pool asked and how many bytes; or why
      * nothing can be reclaimed for it.
      *
-     * @param shortfall bytes the pool needs beyond what the others leave free; 0 when the take fits
+     * @param shortfall bytes asked of the pools above their guarantees: what the take needs beyond
+     *     what the others leave free, plus headroom toward the pool's guarantee; 0 when the take fits
      * @param asks pool to the bytes it is asked to give back, largest excess first
      * @param refusal why the take cannot be served by reclaiming, or {@code null}
      */

@@ -72,14 +72,32 @@ class ShareArbiterTest {
         GpuShares s = shares(0, 700, 300);
         ShareArbiter.Plan plan = ShareArbiter.plan(s, CAPACITY, "a", 200);
         assertThat(plan.feasible()).isTrue();
-        assertThat(plan.shortfall()).isEqualTo(200);
-        assertThat(plan.asks()).containsExactly(java.util.Map.entry("b", 200L));
+        // 200 needed, plus half of the 133 left up to a's guarantee
+        assertThat(plan.shortfall()).isEqualTo(266);
+        assertThat(plan.asks()).containsExactly(java.util.Map.entry("b", 266L));
         GpuShares two = shares(0, 400, 400);
+        // 100 needed plus 16 of headroom, from b and c, 67 above their guarantees each
         assertThat(ShareArbiter.plan(two, CAPACITY, "a", 300).asks()).containsExactly(java.util.Map.entry("b", 67L),
-                java.util.Map.entry("c", 33L));
+                java.util.Map.entry("c", 49L));
         // c within its guarantee is never asked
         GpuShares within = shares(0, 667, 333);
         assertThat(ShareArbiter.plan(within, CAPACITY, "a", 333).asks()).containsOnlyKeys("b");
+    }
+
+    @Test
+    void aReclaimAsksForHeadroomTowardTheGuaranteeButNeverMoreThanTheBorrowersHoldAboveTheirs() {
+        // a holds 100 of its 333 and needs 50 more; nothing is free: it asks for the 50 and half of the 183 left
+        GpuShares s = shares(100, 600, 300);
+        ShareArbiter.Plan plan = ShareArbiter.plan(s, CAPACITY, "a", 150);
+        assertThat(plan.shortfall()).isEqualTo(50 + 91);
+        assertThat(plan.asks()).containsExactly(java.util.Map.entry("b", 141L));
+        // two borrowers, 20 and 14 above their guarantees: the largest excess gives first, then the next
+        GpuShares two = shares(300, 353, 347);
+        ShareArbiter.Plan both = ShareArbiter.plan(two, CAPACITY, "a", 320);
+        assertThat(both.shortfall()).isEqualTo(20 + 6);
+        assertThat(both.asks()).containsExactly(java.util.Map.entry("b", 20L), java.util.Map.entry("c", 6L));
+        // a take up to the guarantee has no headroom left to ask for
+        assertThat(ShareArbiter.plan(shares(0, 700, 300), CAPACITY, "a", 333).shortfall()).isEqualTo(333);
     }
 
     @Test
