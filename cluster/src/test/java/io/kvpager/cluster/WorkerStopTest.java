@@ -33,7 +33,7 @@ import static org.awaitility.Awaitility.await;
  * A TP=2 cache whose coordinator runs in the test's JVM and whose ranks run in processes of their
  * own; a rank worker stopped with SIGTERM. A request that reaches it while it stops is answered
  * {@code STOPPING} (503), never as a timeout; an idle worker stopped with SIGTERM leaves the
- * cluster gracefully and the others see it gone in under 0.5 s; neither prints a stack trace; and
+ * cluster gracefully and the others see it gone long before the heartbeat timeout would; neither prints a stack trace; and
  * the coordinator's ledger, the surviving worker and its device agree afterwards.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -48,8 +48,12 @@ class WorkerStopTest {
     private static final int HELD = 3;
     /** How long pp0/tp1's next map takes in its driver: its thread is busy when the SIGTERM arrives. */
     private static final long SLOW_MAP_MS = 3_000;
-    /** The bound on SIGTERM to the others seeing the node gone. */
-    private static final long GONE_WITHIN_MS = 500;
+    /**
+     * The bound on SIGTERM to the others seeing the node gone: well under the heartbeat timeout
+     * (10 s), so only a node that announced its leaving meets it, with room for a loaded machine
+     * (616 ms was seen with the suite's other JVMs running beside it).
+     */
+    private static final long GONE_WITHIN_MS = 3_000;
 
     private final List<SpawnedNode> spawned = new ArrayList<>();
     private ClusterNode here;
