@@ -341,8 +341,8 @@ public final class Coordinator {
      * too late to make it current (the process paused again meanwhile). Fails with the ranks'
      * failures, or with one naming the ranks that no longer hold the group for this owner (they
      * released it, or a newer owner claimed it: the membership's merge or their 409 displaces
-     * this one). A lease too short to outlast a round trip ({@link OwnerLease#dueForRenewal}
-     * never holds) is taken as confirmed by a check that every rank answered yes.
+     * this one). A lease too short to fence ({@link OwnerLease#fences}) is taken as confirmed by a
+     * check that every rank answered yes.
      */
     private Future<Void> confirmLease(int tries) {
         if (leaseCheck == null) {
@@ -373,7 +373,7 @@ public final class Coordinator {
         }
         return leaseCheck.compose(confirmed -> {
             OwnerLease lease = fanOut.lease();
-            if (lease.current() || lease.statedMs() >= 0 && lease.statedMs() - OwnerLease.marginMs(lease.statedMs()) <= 0) {
+            if (lease.current() || !lease.fences()) {
                 return Future.succeededFuture();
             }
             if (tries > 1) {

@@ -26,6 +26,11 @@ final class OwnerLease {
 
     /** The most the lease keeps back from the workers' stated lease. */
     static final long MARGIN_MS = 500;
+    /**
+     * The shortest lease (less its margin) that can fence anything: a shorter one ends within a
+     * round trip or two of a loaded host, so no answer could ever come back while it lasts.
+     */
+    static final long MIN_FENCING_MS = 100;
     private static final long UNBOUNDED = Long.MAX_VALUE;
 
     private final List<RankTarget> ranks;
@@ -91,11 +96,20 @@ final class OwnerLease {
      * (so an allocation still finds it current), and its length leaves room for a renewal at all.
      */
     boolean dueForRenewal() {
-        if (statedMs < 0) {
+        if (!fences()) {
             return false;
         }
         long length = statedMs - marginMs(statedMs);
-        return length > 0 && remainingNanos() < length * 1_000_000 / 2;
+        return remainingNanos() < length * 1_000_000 / 2;
+    }
+
+    /**
+     * Whether the lease the ranks stated is long enough to fence ({@link #MIN_FENCING_MS}); true
+     * before any rank stated one. Below it an owner check that every rank answered yes is all the
+     * proof there is.
+     */
+    boolean fences() {
+        return statedMs < 0 || statedMs - marginMs(statedMs) >= MIN_FENCING_MS;
     }
 
     /** The lease the ranks stated, for messages: the shortest, or -1 when none stated one. */

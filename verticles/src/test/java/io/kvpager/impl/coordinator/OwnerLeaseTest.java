@@ -55,6 +55,18 @@ class OwnerLeaseTest {
     }
 
     @Test
+    void aLeaseTooShortToOutlastARoundTripFencesNothingAndIsNeverRenewed() {
+        OwnerLease lease = new OwnerLease(List.of(TP0));
+        assertThat(lease.fences()).as("before any rank stated a lease").isTrue();
+        lease.confirmed(TP0, System.nanoTime(), 0);
+        assertThat(lease.current()).isFalse();
+        assertThat(lease.fences()).isFalse();
+        assertThat(lease.dueForRenewal()).isFalse();
+        lease.confirmed(TP0, System.nanoTime(), 134);
+        assertThat(lease.fences()).as("134 ms less a 33 ms margin").isTrue();
+    }
+
+    @Test
     void aRankThatStatesNoLeaseNeverEndsIt() {
         OwnerLease lease = new OwnerLease(List.of(TP0, TP1));
         lease.confirmed(TP0, System.nanoTime() - 3_600_000_000_000L, -1);
