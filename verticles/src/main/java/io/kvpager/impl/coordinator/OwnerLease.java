@@ -36,8 +36,8 @@ final class OwnerLease {
     private final List<RankTarget> ranks;
     /** Per rank, when ({@link System#nanoTime}) its confirmed lease ends here; absent: never confirmed. */
     private final Map<RankTarget, Long> ends = new HashMap<>();
-    /** The shortest lease a rank stated, for the margin and the renewal; -1 before any. */
-    private long statedMs = -1;
+    /** Per rank, the lease its last answer stated (-1: none, unbounded), for the renewal and messages. */
+    private final Map<RankTarget, Long> stated = new HashMap<>();
 
     OwnerLease(List<RankTarget> ranks) {
         this.ranks = List.copyOf(ranks);
@@ -54,13 +54,8 @@ final class OwnerLease {
      * earlier one, never the other way round.
      */
     void confirmed(RankTarget rank, long sentAtNanos, long leaseMs) {
-        long end;
-        if (leaseMs < 0) {
-            end = UNBOUNDED;
-        } else {
-            statedMs = statedMs < 0 ? leaseMs : Math.min(statedMs, leaseMs);
-            end = sentAtNanos + (leaseMs - marginMs(leaseMs)) * 1_000_000;
-        }
+        stated.put(rank, leaseMs);
+        long end = leaseMs < 0 ? UNBOUNDED : sentAtNanos + (leaseMs - marginMs(leaseMs)) * 1_000_000;
         Long before = ends.get(rank);
         if (before == null || before != UNBOUNDED && (end == UNBOUNDED || end - before > 0)) {
             ends.put(rank, end);
@@ -96,7 +91,8 @@ final class OwnerLease {
      * (so an allocation still finds it current), and its length leaves room for a renewal at all.
      */
     boolean dueForRenewal() {
-        if (!fences()) {
+        long statedMs = statedMs();
+        if (statedMs < 0 || !fences()) {
             return false;
         }
         long length = statedMs - marginMs(statedMs);
@@ -109,11 +105,18 @@ final class OwnerLease {
      * proof there is.
      */
     boolean fences() {
+        long statedMs = statedMs();
         return statedMs < 0 || statedMs - marginMs(statedMs) >= MIN_FENCING_MS;
     }
 
-    /** The lease the ranks stated, for messages: the shortest, or -1 when none stated one. */
+    /** The shortest lease the ranks' last answers stated, or -1 when none stated one. */
     long statedMs() {
-        return statedMs;
+        long least = -1;
+        for (long ms : stated.values()) {
+            if (ms >= 0 && (least < 0 || ms < least)) {
+                least = ms;
+            }
+        }
+        return least;
     }
 }
