@@ -74,7 +74,7 @@ public final class WorkerProtocol {
     }
 
     /**
-     * Where a rank worker answers a liveness probe, {@code kvpager.<instance>.pp<P>.tp<R>.alive}:
+     * Where a rank worker in a cluster answers a liveness probe, {@code kvpager.<instance>.pp<P>.tp<R>.alive}:
      * any body, answered with {@code {"rank": "pp<P>/tp<R>"}} from an event loop of the worker's
      * process, not from the rank's thread, so that a rank busy in a long driver call still answers
      * and only a process that does not run (paused, cut off) stays silent.

@@ -159,13 +159,18 @@ public final class RankWorkerVerticle extends VerticleBase {
     }
 
     /**
-     * Registers the liveness probe's consumer on an event loop of its own, off the rank's thread: a
-     * rank in a long map still answers it, a paused or cut-off process does not.
+     * In a cluster, registers the liveness probe's consumer on the event loop the answers are sent
+     * from, off the rank's thread: a rank in a long map still answers it, a paused or cut-off
+     * process does not.
      */
     private Future<Void> answerProbes() {
+        if (replies == null) {
+            // outside a cluster nobody probes: a process that stops stops its coordinator too
+            return Future.succeededFuture();
+        }
         Promise<Void> registered = Promise.promise();
         JsonObject answer = new JsonObject().put("rank", rank);
-        ((VertxInternal) vertx).createEventLoopContext().runOnContext(v -> {
+        replies.runOnContext(v -> {
             alive = vertx.eventBus().consumer(WorkerProtocol.aliveAddress(config.address()), probe -> probe.reply(answer));
             alive.completion().onComplete(registered);
         });
