@@ -80,6 +80,9 @@ import java.util.function.Supplier;
  * {@link #displace displaced}: the ranks gave its pages back, so it serves nothing from its ledger
  * any more, and every call that would answers {@link FailureCode#DISPLACED}. The verticle then
  * replaces it with a new incarnation ({@link CoordinatorVerticle}) and {@link #abandon abandons} it.
+ * In a cluster it hands out blocks (and views) only while it knows every rank still keeps the group
+ * for it ({@link OwnerLease}, from the ranks' own answers), so that resumed after a pause it never
+ * answers from replies that waited in its sockets while the workers released its pages.
  */
 public final class Coordinator {
 
