@@ -26,8 +26,10 @@ import static org.awaitility.Awaitility.await;
  * page 0 is then mapped on both ranks, page 2 on neither of tp1's), and the test pauses the node
  * once that worker has logged the delay. Afterwards: one cluster, ledger = workers = devices (no
  * page mapped that the ledger does not know, one handle per mapped page), every GPU's budget record
- * counting at least what the pools hold, and, where the coordinator was paused, the owner before
- * refused with 409 and its blocks refused with {@code DISPLACED}.
+ * counting at least what the pools hold. Where the worker was paused, the batch misses naming the
+ * rank as soon as its liveness probe goes unanswered; where the coordinator was paused, the batch's
+ * caller never gets blocks of the owner before (its lease ended during the pause, and it checks
+ * before it answers), and the owner before is refused with 409.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class PauseMidBatchTest {
@@ -70,6 +72,9 @@ class PauseMidBatchTest {
         tp1.awaitReady(START);
         coordinator.awaitReady(START);
         String owner = cache.ownerOn(0);
+        // the coordinator answers this node once before the pause: a first answer looks this node up in
+        // the cluster's data, which may wait on the paused member until it is removed
+        await(cache.cacheStats());
 
         long sent = System.nanoTime();
         Future<JsonObject> inFlight = cache.alloc(BATCH_BLOCKS, 60_000);
@@ -77,13 +82,19 @@ class PauseMidBatchTest {
         long paused = System.nanoTime();
         tp1.pause();
         try {
-            // the batch fails naming the rank within the send timeout, not the heartbeat's removal
+            // the batch fails naming the rank once its liveness probe goes unanswered (about 2 s after
+            // the batch was sent), not at the send timeout nor at the heartbeat's removal (10 s each):
+            // the detail says so; the caller hears it within the send timeout + 1 s (in a run without
+            // the answer above the answer reached it only as the paused node was removed, 10.3 s,
+            // though the map had failed at 2.1 s)
             JsonObject answer = await(inFlight);
             long answeredMs = (System.nanoTime() - sent) / 1_000_000;
-            System.out.printf("worker paused mid-batch: the batch answered %d ms after it was sent: %s%n", answeredMs, answer.encode());
-            assertThat(answer.getString("miss")).as(answer.encode()).isNotNull();
-            assertThat(answer.getString("detail")).contains("pp0/tp1");
-            assertThat(answeredMs).isLessThanOrEqualTo(SEND_TIMEOUT_MS + 2_000);
+            long pausedMs = (System.nanoTime() - paused) / 1_000_000;
+            System.out.printf("worker paused mid-batch: the batch answered %d ms after it was sent (%d ms after SIGSTOP): %s%n",
+                    answeredMs, pausedMs, answer.encode());
+            assertThat(answer.getString("miss")).as(answer.encode()).isEqualTo("MAP_FAILED");
+            assertThat(answer.getString("detail")).contains("pp0/tp1 TIMEOUT", "liveness probe");
+            assertThat(answeredMs).isLessThan(SEND_TIMEOUT_MS + 1_000);
             await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
             System.out.printf("worker paused mid-batch: its node removed %d ms after SIGSTOP%n", (System.nanoTime() - paused) / 1_000_000);
         } finally {
@@ -133,8 +144,8 @@ class PauseMidBatchTest {
         }
         long resumed = System.nanoTime();
 
-        // the batch's caller hears back: a miss, a named failure (DISPLACED, or the bus's timeout when the
-        // answer never reaches it), or blocks of the owner before, which no later owner frees
+        // the batch's caller hears back: a miss, or a named failure (DISPLACED, or the bus's timeout when the
+        // answer never reaches it); never blocks of the owner before, on pages the workers have released
         JsonObject answered = inFlight.transform(ar -> Future.succeededFuture(ar.succeeded() ? ar.result()
                 : new JsonObject().put("failed", ar.cause() instanceof ReplyException r ? r.failureCode() : 0)
                 .put("message", String.valueOf(ar.cause().getMessage())))).await(60, TimeUnit.SECONDS);
@@ -147,11 +158,8 @@ class PauseMidBatchTest {
         String after = cache.ownerOn(0);
         assertThat(after).isNotNull().isNotEqualTo(before);
         assertThat(cache.ownerOn(1)).isEqualTo(after);
-        if (answered.containsKey("blocks")) {
-            assertThat(answered.getString("owner")).isEqualTo(before);
-            Throwable stale = failure(cache.free(answered.getJsonArray("blocks"), before, 15_000));
-            assertThat(((ReplyException) stale).failureCode()).as("%s", stale).isEqualTo(FailureCode.DISPLACED.code());
-        } else if (!answered.containsKey("miss")) {
+        assertThat(answered.containsKey("blocks")).as("blocks handed out after the lease ended: %s", answered.encode()).isFalse();
+        if (!answered.containsKey("miss")) {
             // a miss: its own send timeouts, which ran out while it was paused, fired before the replies were read
             assertThat(answered.getInteger("failed", 0)).as(answered.encode())
                     .isIn(FailureCode.DISPLACED.code(), FailureCode.TIMEOUT.code(), FailureCode.NO_RANK.code());

@@ -29,6 +29,12 @@ import static org.awaitility.Awaitility.await;
 class PauseTest {
 
     private static final long GRACE_MS = 2_000;
+    /**
+     * From a worker's SIGSTOP to a request naming it, at most: the workers' send timeout (10 s) + 1 s.
+     * It takes about 2 s (the liveness probe), which its detail shows: a removal would say NO_RANK
+     * or RANK_DOWN, the send timeout "Timed out after waiting".
+     */
+    private static final long SILENT_NAMED_MS = 11_000;
     /** The most the pause may take: the member config removes a node after 10 s without a heartbeat, the grace follows. */
     private static final Duration PAUSE = Duration.ofSeconds(25);
     private static final Duration START = Duration.ofSeconds(90);
@@ -98,6 +104,20 @@ class PauseTest {
         long paused = System.nanoTime();
         tp1.pause();
         try {
+            // traffic meets the paused rank: the first allocation that needs it (a new page's map, or the
+            // owner's lease check once the lease the ranks last stated runs out) names it as soon as its
+            // liveness probe goes unanswered, well before the send timeout and the heartbeat's removal
+            JsonObject named = null;
+            while (named == null) {
+                JsonObject answer = await(cache.alloc(CacheProcesses.BLOCKS_PER_PAGE));
+                if (answer.containsKey("miss")) {
+                    named = answer;
+                }
+            }
+            long namedMs = (System.nanoTime() - paused) / 1_000_000;
+            System.out.printf("worker paused: a request named it %d ms after SIGSTOP: %s%n", namedMs, named.encode());
+            assertThat(named.getString("detail")).contains("pp0/tp1 TIMEOUT", "liveness probe");
+            assertThat(namedMs).as("ms from SIGSTOP to a request naming the rank").isLessThan(SILENT_NAMED_MS);
             // removed: the coordinator counts the rank down, and an allocation names it instead of waiting
             await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
             System.out.printf("worker paused: its node removed %d ms after SIGSTOP%n", (System.nanoTime() - paused) / 1_000_000);

@@ -57,20 +57,20 @@ public record PagesReply(WorkerAction action, int[] pages, int[] released) {
         };
     }
 
-    /** Reads the answer to {@code action}: exactly its fields, each an array of page ids. */
+    /** Reads the answer to {@code action}: exactly its fields, each an array of page ids, and the lease it may state ({@link WorkerProtocol#LEASE_MS}). */
     public static PagesReply fromJson(WorkerAction action, JsonObject json) {
         RequestBody body = new RequestBody(json);
         return switch (action) {
             case MAP -> {
-                body.requireOnly(MAPPED);
+                body.requireOnly(MAPPED, WorkerProtocol.LEASE_MS);
                 yield mapped(body.requireInts(MAPPED, 0, Integer.MAX_VALUE));
             }
             case UNMAP -> {
-                body.requireOnly(UNMAPPED);
+                body.requireOnly(UNMAPPED, WorkerProtocol.LEASE_MS);
                 yield unmapped(body.requireInts(UNMAPPED, 0, Integer.MAX_VALUE));
             }
             case RELEASE_PAGES -> {
-                body.requireOnly(RELEASED, CLEAN);
+                body.requireOnly(RELEASED, CLEAN, WorkerProtocol.LEASE_MS);
                 yield released(body.requireInts(RELEASED, 0, Integer.MAX_VALUE), body.requireInts(CLEAN, 0, Integer.MAX_VALUE));
             }
             default -> throw new IllegalArgumentException("a pages reply answers a map, unmap or release-pages, not " + action);

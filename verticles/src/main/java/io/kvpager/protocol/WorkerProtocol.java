@@ -3,6 +3,7 @@ package io.kvpager.protocol;
 import io.kvpager.cache.RankFailure;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.json.JsonObject;
 
 import java.util.List;
 
@@ -50,6 +51,17 @@ public final class WorkerProtocol {
     /** Where a group's blocks are in the worker's address space. */
     public static final String VIEWS = "views";
 
+    /**
+     * The field of a worker's answer to an owner's map, unmap, release-pages or tensors-created
+     * that says how long, at least, from the moment it answered, the worker keeps the group for
+     * that owner: its lease grace while the owner's node is a member, what is left of the grace
+     * once it saw the node leave. A worker that follows no cluster leaves it out: nobody's lease
+     * ends there.
+     */
+    public static final String LEASE_MS = "leaseMs";
+    /** What a rank's liveness probe address adds to its rank address: see {@link #aliveAddress}. */
+    private static final String ALIVE_SUFFIX = ".alive";
+
     /** Every action a worker answers, in the order of {@code docs/protocol.md}. */
     public static final List<String> ACTIONS = WorkerAction.wireNames();
 
@@ -59,6 +71,32 @@ public final class WorkerProtocol {
     /** The address of a rank worker: {@code kvpager.<instance>.pp<P>.tp<R>}. */
     public static String rankAddress(String instance, int pp, int tp) {
         return BusAddress.rank(instance, pp, tp);
+    }
+
+    /**
+     * Where a rank worker in a cluster answers a liveness probe, {@code kvpager.<instance>.pp<P>.tp<R>.alive}:
+     * any body, answered with {@code {"rank": "pp<P>/tp<R>"}} from an event loop of the worker's
+     * process, not from the rank's thread, so that a rank busy in a long driver call still answers
+     * and only a process that does not run (paused, cut off) stays silent.
+     */
+    public static String aliveAddress(String rankAddress) {
+        return rankAddress + ALIVE_SUFFIX;
+    }
+
+    /**
+     * The lease an answer states ({@link #LEASE_MS}), in ms, or {@code -1} when it states none.
+     *
+     * @throws IllegalArgumentException when the field is there but not a whole number of 0 or more
+     */
+    public static long leaseMsOf(JsonObject answer) {
+        Object value = answer == null ? null : answer.getValue(LEASE_MS);
+        if (value == null) {
+            return -1;
+        }
+        if (!(value instanceof Integer || value instanceof Long) || ((Number) value).longValue() < 0) {
+            throw new IllegalArgumentException(LEASE_MS + " must be a whole number of ms, 0 or more, got " + value);
+        }
+        return ((Number) value).longValue();
     }
 
     /** The address of a cache's coordinator: {@code kvpager.<instance>.coordinator}. */

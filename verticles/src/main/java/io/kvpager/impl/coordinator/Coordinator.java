@@ -11,6 +11,8 @@ import io.kvpager.protocol.RequestBody;
 import io.kvpager.protocol.GroupStats;
 import io.kvpager.protocol.StatsReply;
 import io.kvpager.protocol.StatsRequest;
+import io.kvpager.protocol.TensorsCreatedReply;
+import io.kvpager.protocol.TensorsCreatedRequest;
 import io.kvpager.Allocation;
 import io.kvpager.cache.CacheState;
 import io.kvpager.FailureCode;
@@ -77,6 +79,9 @@ import java.util.function.Supplier;
  * {@link #displace displaced}: the ranks gave its pages back, so it serves nothing from its ledger
  * any more, and every call that would answers {@link FailureCode#DISPLACED}. The verticle then
  * replaces it with a new incarnation ({@link CoordinatorVerticle}) and {@link #abandon abandons} it.
+ * In a cluster it hands out blocks (and views) only while it knows every rank still keeps the group
+ * for it ({@link OwnerLease}, from the ranks' own answers), so that resumed after a pause it never
+ * answers from replies that waited in its sockets while the workers released its pages.
  */
 public final class Coordinator {
 
@@ -85,6 +90,19 @@ public final class Coordinator {
     static final int REFILL_FAILURES_DEGRADED = 3;
     /** While a rank is lost, how often the coordinator tries to bring it back without waiting for an allocation. */
     static final long REJOIN_PROBE_MS = 1_000;
+    /**
+     * In a cluster, how long a request waits for its rank's answer before the rank's liveness is
+     * probed, and how long the probe waits: a paused or cut-off rank is named within their sum
+     * (2 s) rather than the send timeout or the cluster's removal of its node (10 s). A probe is
+     * answered off the rank's thread, so a long map is never taken for a pause; 1 s leaves a
+     * loaded host's scheduling stalls (hundreds of ms) well inside it.
+     */
+    static final long SILENT_RANK_PROBE_AFTER_MS = 1_000;
+    static final long SILENT_RANK_PROBE_TIMEOUT_MS = 1_000;
+    /** How often the owner's lease is looked at, and renewed in the background when it is due. */
+    static final long LEASE_RENEWAL_TICK_MS = 250;
+    /** Owner checks in a row, at most, before an allocation whose lease cannot be confirmed misses. */
+    static final int LEASE_CHECKS = 2;
 
     private final KvCacheOptions options;
     /** This incarnation: the owner of the pool's tensors on every rank and of its share of each GPU's budget. */
@@ -102,6 +120,10 @@ public final class Coordinator {
     private final ReserveRefill refill;
     private final QuarantineSweep sweep;
     private final PeriodicTimer rejoinProbe;
+    /** In a cluster: renews the owner's lease while the cache is idle; {@code null} outside one, where no lease ends. */
+    private final PeriodicTimer leaseRenewal;
+    /** The owner check in flight, shared by every allocation that waits for it; {@code null} when none is. */
+    private Future<Void> leaseCheck;
     private final IdleHandles idle;
     private final ReclaimSignal reclaims;
     private final InstanceLimits limits;
@@ -128,6 +150,10 @@ public final class Coordinator {
         this.reclaims = new ReclaimSignal(vertx, pool.instance(), ((VertxInternal) vertx).createWorkerContext());
         this.nodes = RankNodes.of(vertx, context, pool, this::departed);
         this.fanOut = new RankFanOut(vertx.eventBus(), pool, nodes, options.getSendTimeoutMs(), owner);
+        if (membership != null) {
+            fanOut.probeSilentRanks(vertx, SILENT_RANK_PROBE_AFTER_MS, SILENT_RANK_PROBE_TIMEOUT_MS);
+        }
+        this.leaseRenewal = membership == null ? null : new PeriodicTimer(vertx);
         fanOut.onOwnerConflict(why -> {
             if (displaced == null && closing == null) {
                 displace(why);
@@ -209,6 +235,9 @@ public final class Coordinator {
                 sweep.start();
                 idle.start();
                 rejoinProbe.start(REJOIN_PROBE_MS, this::probeRejoin);
+                if (leaseRenewal != null) {
+                    leaseRenewal.start(LEASE_RENEWAL_TICK_MS, this::renewLease);
+                }
             }
         }).onFailure(e -> log.error("cache {} group {} failed to start: {}", pool.instance(), pool.group(), e.getMessage()));
         return ready;
@@ -270,10 +299,101 @@ public final class Coordinator {
             return Future.failedFuture(e);
         }
         refill.allocated();
-        return Future.fromCompletionStage(stage).map(a -> {
+        return Future.fromCompletionStage(stage).compose(a -> a.isMiss() ? Future.succeededFuture(a) : fenced(a)).map(a -> {
             Allocation answered = wait.waitNanos() > 0 ? a.withReclaimWait(wait.waitNanos()) : a;
             return answered.isMiss() ? answered : answered.withIncarnation(owner.toString());
         });
+    }
+
+    /**
+     * {@code allocated}, once this owner knows every rank still keeps the group for it
+     * ({@link OwnerLease}): at once while the ranks' last answers prove it, else after an owner
+     * check. An allocation answered after a pause past the workers' lease grace would hand out
+     * blocks on pages the workers may have released: so, if the check finds the group gone on a
+     * rank or cannot confirm it, the blocks go back to the ledger and the allocation misses
+     * (naming the ranks), or fails {@code DISPLACED} once this owner knows it was displaced.
+     */
+    private Future<Allocation> fenced(Allocation allocated) {
+        if (leaseRenewal == null || fanOut.lease().current()) {
+            return Future.succeededFuture(allocated);
+        }
+        return confirmLease(LEASE_CHECKS).transform(checked -> {
+            if (displaced != null) {
+                return Future.failedFuture(displacedFailure());
+            }
+            if (closing != null) {
+                return Future.failedFuture(closed());
+            }
+            if (checked.succeeded()) {
+                return Future.succeededFuture(allocated);
+            }
+            ledger.free(allocated.blocks());
+            Throwable cause = checked.cause();
+            MissReason reason = cause instanceof KvPagerException k && !k.failures().isEmpty()
+                    ? FanOutMapper.reasonOf(k.failures()) : MissReason.RANK_DOWN;
+            downMisses.merge(reason, 1L, Long::sum);
+            log.warn("cache {} group {}: an allocation of {} blocks not answered, owner {} could not confirm its lease: {}",
+                    pool.instance(), pool.group(), allocated.size(), owner, cause.getMessage());
+            return Future.succeededFuture(Allocation.miss(reason, "alloc not served: owner " + owner + " of group "
+                    + pool.group() + " could not confirm that every rank still holds its pages: " + cause.getMessage()));
+        });
+    }
+
+    /**
+     * Asks every rank whether the group is still this owner's (tensors-created with the owner),
+     * which renews the lease where it is; up to {@code tries} times while the answers come back
+     * too late to make it current (the process paused again meanwhile). Fails with the ranks'
+     * failures, or with one naming the ranks that no longer hold the group for this owner (they
+     * released it, or a newer owner claimed it: the membership's merge or their 409 displaces
+     * this one). A lease too short to fence ({@link OwnerLease#fences}) is taken as confirmed by a
+     * check that every rank answered yes.
+     */
+    private Future<Void> confirmLease(int tries) {
+        if (leaseCheck == null) {
+            TensorsCreatedRequest check = new TensorsCreatedRequest(pool.group(), owner);
+            leaseCheck = fanOut.toAll(check).compose(replies -> {
+                List<RankReply> checked = new ArrayList<>(replies.size());
+                int gone = 0;
+                for (RankReply reply : replies) {
+                    if (reply.succeeded() && !Boolean.TRUE.equals(reply.body().getValue(TensorsCreatedReply.CREATED))) {
+                        gone++;
+                        reply = RankReply.failed(reply.rank(), FailureCode.NO_TENSORS, reply.rank().name() + " no longer holds group "
+                                + pool.group() + " for owner " + owner);
+                    }
+                    checked.add(reply);
+                }
+                if (gone == replies.size() && displaced == null && closing == null) {
+                    // every rank gave the group up: its lease ended there while this owner was paused or cut off
+                    displace("every rank released the group: its lease ended there while this owner was paused or cut off");
+                    displacedByRank.run();
+                }
+                rejoin.noteLost(checked);
+                List<io.kvpager.cache.RankFailure> failures = RankFanOut.failures(checked);
+                if (!failures.isEmpty()) {
+                    return Future.failedFuture(KvPagerException.ofRanks("owner check of group " + pool.group(), replies.size(), failures));
+                }
+                return Future.<Void>succeededFuture();
+            }).andThen(done -> leaseCheck = null);
+        }
+        return leaseCheck.compose(confirmed -> {
+            OwnerLease lease = fanOut.lease();
+            if (lease.current() || !lease.fences()) {
+                return Future.succeededFuture();
+            }
+            if (tries > 1) {
+                return confirmLease(tries - 1);
+            }
+            return Future.failedFuture(new KvPagerException(FailureCode.TIMEOUT, "owner check of group " + pool.group()
+                    + ": every rank answered, but too late for the lease they state (" + lease.statedMs() + " ms)"));
+        });
+    }
+
+    /** While the cache serves, renews the owner's lease before it ends, so that allocations find it current. */
+    private void renewLease() {
+        if (displaced == null && closing == null && leaseCheck == null && rejoin.allBack() && fanOut.lease().dueForRenewal()) {
+            confirmLease(1).onFailure(e -> log.debug("cache {} group {}: renewing owner {}'s lease failed: {}", pool.instance(),
+                    pool.group(), owner, e.getMessage()));
+        }
     }
 
     /** An allocation that a lost rank, which could not come back, keeps from being served. */
@@ -458,12 +578,20 @@ public final class Coordinator {
         return refill.after(() -> unwrap(ledger.trim())).mapEmpty();
     }
 
-    /** Each rank's views of the pool's tensors, rank by rank; see {@link PoolViews}. */
+    /**
+     * Each rank's views of the pool's tensors, rank by rank; see {@link PoolViews}. In a cluster,
+     * once this owner knows every rank still keeps the group for it, as for an allocation.
+     */
     public Future<List<RankViews>> views() {
+        if (displaced != null) {
+            return Future.failedFuture(displacedFailure());
+        }
         if (closing != null) {
             return Future.failedFuture(closed());
         }
-        return PoolViews.read(fanOut, options.geometry().blockBytes());
+        Future<Void> owned = leaseRenewal == null || fanOut.lease().current() ? Future.succeededFuture() : confirmLease(LEASE_CHECKS);
+        return owned.compose(confirmed -> displaced != null ? Future.failedFuture(displacedFailure())
+                : PoolViews.read(fanOut, options.geometry().blockBytes()));
     }
 
     public Future<CacheStats> stats() {
@@ -531,6 +659,9 @@ public final class Coordinator {
         sweep.stop();
         idle.stop();
         rejoinProbe.stop();
+        if (leaseRenewal != null) {
+            leaseRenewal.stop();
+        }
         log.warn("cache {} group {}: owner {} was displaced ({}); it serves nothing from its ledger ({} blocks in use are gone)"
                 + " and answers DISPLACED until a new incarnation serves", pool.instance(), pool.group(), owner, why,
                 ledger.stats().usedBlocks());
@@ -573,6 +704,9 @@ public final class Coordinator {
         sweep.stop();
         idle.stop();
         rejoinProbe.stop();
+        if (leaseRenewal != null) {
+            leaseRenewal.stop();
+        }
         if (ready != null) {
             tensorStart.cancel();
         }

@@ -12,7 +12,9 @@ import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.protocol.WorkerRequest;
 import io.kvpager.internal.membership.RankDeparted;
 import io.kvpager.internal.membership.RankNodes;
+import io.kvpager.protocol.TensorsCreatedReply;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
@@ -21,6 +23,8 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.UUID;
@@ -52,6 +56,10 @@ import java.util.function.Consumer;
  */
 public final class RankFanOut {
 
+    /** The requests whose success proves, to their owner, that it holds the group on the rank. */
+    private static final Set<WorkerAction> OWNED_ACTIONS = EnumSet.of(WorkerAction.MAP, WorkerAction.UNMAP,
+            WorkerAction.RELEASE_PAGES, WorkerAction.TENSORS_CREATED);
+
     private final EventBus bus;
     private final PoolRanks pool;
     private final RankNodes nodes;
@@ -60,6 +68,9 @@ public final class RankFanOut {
     private final String requestPrefix = UUID.randomUUID().toString();
     private long requests;
     private Consumer<String> ownerConflict = why -> { };
+    private final OwnerLease lease;
+    /** Names a silent rank before the send timeout; {@code null}: the send timeout alone does. */
+    private RankProbe probe;
 
     /** A fan-out outside a cluster, or one that does not follow its membership, as an owner of its own. */
     public RankFanOut(EventBus bus, PoolRanks pool, long sendTimeoutMs) {
@@ -78,6 +89,22 @@ public final class RankFanOut {
         this.nodes = nodes;
         this.sendTimeoutMs = sendTimeoutMs;
         this.owner = owner;
+        this.lease = new OwnerLease(pool.ranks());
+    }
+
+    /**
+     * Probes a rank whose request is unanswered {@code afterMs} after it was sent, and fails the
+     * request as the rank's {@link FailureCode#TIMEOUT} when the probe is not answered within
+     * {@code timeoutMs} ({@link RankProbe}). Call before the first request, on the fan-out's context.
+     */
+    public RankFanOut probeSilentRanks(Vertx vertx, long afterMs, long timeoutMs) {
+        this.probe = new RankProbe(vertx, bus, afterMs, timeoutMs);
+        return this;
+    }
+
+    /** How long this owner knows every rank keeps the group for it, from the ranks' answers. */
+    OwnerLease lease() {
+        return lease;
     }
 
     /**
@@ -134,19 +161,39 @@ public final class RankFanOut {
             JsonObject body = new JsonObject(new LinkedHashMap<>(fields.getMap()))
                     .put(RequestFields.PP, rank.pp()).put(RequestFields.TP, rank.tp());
             String address = rank.address(pool.instance());
-            sent.add(nodes.request(rank, action.wireName(), () -> bus.request(address, body, delivery)));
+            Future<Message<Object>> answer = nodes.request(rank, action.wireName(), () -> bus.request(address, body, delivery));
+            sent.add(probe == null ? answer : probe.watch(rank, address, action.wireName(), timeoutMs, answer));
         }
+        boolean owned = request.owner() != null && OWNED_ACTIONS.contains(action);
         return Future.join(sent).transform(joined -> {
             List<RankReply> replies = new ArrayList<>(ranks.size());
             for (int i = 0; i < ranks.size(); i++) {
                 RankReply reply = replyOf(ranks.get(i), action.wireName(), timeoutMs, sentAt, sent.get(i));
                 replies.add(reply);
+                if (owned && reply.succeeded()) {
+                    confirmLease(reply, action, sentAt);
+                }
                 if (action != WorkerAction.STATS && isOwnerConflict(reply)) {
                     ownerConflict.accept(reply.failure().toString());
                 }
             }
             return Future.succeededFuture(replies);
         });
+    }
+
+    /**
+     * A rank's success as this owner proves the group is the owner's there for the lease it states;
+     * a tensors-created that says the group is not (or no longer) the owner's proves nothing.
+     */
+    private void confirmLease(RankReply reply, WorkerAction action, long sentAt) {
+        if (action == WorkerAction.TENSORS_CREATED && !Boolean.TRUE.equals(reply.body().getValue(TensorsCreatedReply.CREATED))) {
+            return;
+        }
+        try {
+            lease.confirmed(reply.rank(), sentAt, WorkerProtocol.leaseMsOf(reply.body()));
+        } catch (IllegalArgumentException malformed) {
+            // an answer with a malformed lease confirms nothing: the next check asks again
+        }
     }
 
     /** A 409 that says the group is not this owner's: the worker's words for another owner's group or a lost one. */
@@ -169,6 +216,9 @@ public final class RankFanOut {
         }
         Throwable cause = answer.cause();
         String address = rank.address(pool.instance());
+        if (cause instanceof RankProbe.Silent silent) {
+            return RankReply.failed(rank, FailureCode.TIMEOUT, silent.getMessage());
+        }
         if (cause instanceof RankDeparted departed) {
             return RankReply.failed(rank, FailureCode.NO_RANK, departed.getMessage());
         }

@@ -37,6 +37,8 @@ final class GroupOwners {
     private final Map<Integer, Owner> owners = new TreeMap<>();
     /** Groups whose owner's node left: the timer that ends their lease. */
     private final Map<Integer, Long> lapsing = new HashMap<>();
+    /** Groups whose owner's node left: when ({@link System#nanoTime}) their lease ends. */
+    private final Map<Integer, Long> lapseEnds = new HashMap<>();
     /**
      * Owners that lost a group here to a newer owner's claim, the latest {@value #RETIRED_KEPT}:
      * such an owner is a displaced coordinator, and never gets a group back. (An owner whose lease
@@ -76,6 +78,7 @@ final class GroupOwners {
         }
         lapsing.values().forEach(vertx::cancelTimer);
         lapsing.clear();
+        lapseEnds.clear();
     }
 
     /** The owner of {@code group}, or null when it has none here. */
@@ -127,6 +130,23 @@ final class GroupOwners {
         return lapsing.containsKey(group);
     }
 
+    /**
+     * How long, at least, from now the owner of {@code group} keeps it here: the whole grace while
+     * its node is a member (the grace only starts once this rank sees the node leave), what is left
+     * of it while the lease lapses; {@code -1} outside a cluster, where no lease ends. A newer
+     * owner's create-tensors can still claim the group sooner: that owner fences the one before.
+     */
+    long leaseMs(int group) {
+        if (departures == NodeDepartures.NONE) {
+            return -1;
+        }
+        Long ends = lapseEnds.get(group);
+        if (ends == null) {
+            return graceMs;
+        }
+        return Math.max(0, (ends - System.nanoTime()) / 1_000_000);
+    }
+
     /** How many groups wait for their grace period to end. */
     int lapsing() {
         return lapsing.size();
@@ -150,8 +170,10 @@ final class GroupOwners {
         }
         LOG.info("{} group {}: owner {} lost its lease ({}); released in {} ms unless a new owner claims it", rank, group,
                 owner, why, graceMs);
+        lapseEnds.put(group, System.nanoTime() + graceMs * 1_000_000);
         long timer = vertx.setTimer(Math.max(1, graceMs), id -> {
             lapsing.remove(group);
+            lapseEnds.remove(group);
             if (owner.equals(owners.get(group))) {
                 expired.accept(group, owner);
             }
@@ -160,6 +182,7 @@ final class GroupOwners {
     }
 
     private void cancel(int group) {
+        lapseEnds.remove(group);
         Long timer = lapsing.remove(group);
         if (timer != null) {
             vertx.cancelTimer(timer);

@@ -11,6 +11,7 @@ import io.kvpager.protocol.Owner;
 import io.kvpager.protocol.RequestBody;
 import io.kvpager.protocol.WireText;
 import io.kvpager.protocol.WorkerAction;
+import io.kvpager.protocol.WorkerProtocol;
 import io.kvpager.protocol.CreateTensorsReply;
 import io.kvpager.protocol.CreateTensorsRequest;
 import io.kvpager.protocol.DestroyTensorsReply;
@@ -98,6 +99,8 @@ public final class RankWorkerVerticle extends VerticleBase {
     private RankHandlePool handles;
     private Thread thread;
     private MessageConsumer<Object> consumer;
+    /** Answers liveness probes from an event loop: see {@link WorkerProtocol#aliveAddress}. */
+    private MessageConsumer<Object> alive;
     private GroupOwners owners;
     private final NodeDepartures departures;
     /** Where answers are sent from in a cluster; {@code null} when they are sent from the rank's thread. */
@@ -149,15 +152,37 @@ public final class RankWorkerVerticle extends VerticleBase {
         replies = vertx.isClustered() ? ((VertxInternal) vertx).createEventLoopContext() : null;
         RankFailureReply.registerCodec(vertx.eventBus());
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
-        return consumer.completion()
+        return consumer.completion().compose(registered -> answerProbes())
                 .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
                         thread.getName(), config.address()))
                 .onFailure(e -> closeDevice());
     }
 
+    /**
+     * In a cluster, registers the liveness probe's consumer on the event loop the answers are sent
+     * from, off the rank's thread: a rank in a long map still answers it, a paused or cut-off
+     * process does not.
+     */
+    private Future<Void> answerProbes() {
+        if (replies == null) {
+            // outside a cluster nobody probes: a process that stops stops its coordinator too
+            return Future.succeededFuture();
+        }
+        Promise<Void> registered = Promise.promise();
+        JsonObject answer = new JsonObject().put("rank", rank);
+        replies.runOnContext(v -> {
+            alive = vertx.eventBus().consumer(WorkerProtocol.aliveAddress(config.address()), probe -> probe.reply(answer));
+            alive.completion().onComplete(registered);
+        });
+        return registered.future();
+    }
+
     @Override
     public Future<?> stop() {
         stopping = true;
+        if (alive != null) {
+            alive.unregister();
+        }
         if (owners != null) {
             owners.stop();
         }
@@ -257,8 +282,8 @@ public final class RankWorkerVerticle extends VerticleBase {
         }
         return switch (action) {
             case CREATE_TENSORS -> Answer.reply(createTensors(CreateTensorsRequest.fromJson(json)).toJson());
-            case TENSORS_CREATED -> Answer.reply(tensorsCreated(TensorsCreatedRequest.fromJson(json)).toJson());
-            case MAP, UNMAP, RELEASE_PAGES -> once(action, json, request);
+            case TENSORS_CREATED -> tensorsCreated(TensorsCreatedRequest.fromJson(json));
+            case MAP, UNMAP, RELEASE_PAGES -> withLease(once(action, json, request), request.group);
             case KEEP_HANDLES -> Answer.reply(keepHandles(KeepHandlesRequest.fromJson(json)).toJson());
             case DESTROY_TENSORS -> Answer.reply(destroyTensors(DestroyTensorsRequest.fromJson(json)).toJson());
             case STATS -> Answer.reply(stats().toJson());
@@ -373,11 +398,29 @@ public final class RankWorkerVerticle extends VerticleBase {
                 tensors.standingBytes(), reclaimed);
     }
 
-    /** Whether the group's tensors exist here, and belong to the request's owner when it names one. */
-    private TensorsCreatedReply tensorsCreated(TensorsCreatedRequest request) {
+    /**
+     * Whether the group's tensors exist here, and belong to the request's owner when it names one;
+     * for that owner, the lease it holds from now: the coordinator's check that it still owns the group.
+     */
+    private Answer tensorsCreated(TensorsCreatedRequest request) {
         int group = request.group();
         Owner owner = request.owner();
-        return new TensorsCreatedReply(groups.containsKey(group) && (owner == null || owner.equals(owners.owner(group))));
+        boolean created = groups.containsKey(group) && (owner == null || owner.equals(owners.owner(group)));
+        Answer answer = Answer.reply(new TensorsCreatedReply(created).toJson());
+        return created && owner != null ? withLease(answer, group) : answer;
+    }
+
+    /**
+     * A successful answer to the group's owner, with the lease the owner holds from now
+     * ({@link WorkerProtocol#LEASE_MS}), counted afresh for every answer, a repeated one too;
+     * a failure, or an answer outside a cluster, as it is.
+     */
+    private Answer withLease(Answer answer, int group) {
+        long leaseMs = owners.leaseMs(group);
+        if (answer.failed() || leaseMs < 0) {
+            return answer;
+        }
+        return Answer.reply(answer.body().copy().put(WorkerProtocol.LEASE_MS, leaseMs));
     }
 
     /**

@@ -105,4 +105,38 @@ class GroupOwnersTest {
             return null;
         });
     }
+
+    @Test
+    void theLeaseStatedIsTheWholeGraceWhileTheNodeIsAMemberAndWhatIsLeftOfItOnceItLeft(Vertx vertx) throws Exception {
+        Context context = vertx.getOrCreateContext();
+        Membership membership = new Membership();
+        membership.present.add("n");
+        long graceMs = 60_000;
+        GroupOwners owners = new GroupOwners(vertx, context, "pp0/tp0", graceMs, (group, owner) -> { }, membership);
+        Owner owner = new Owner("n", 1);
+        on(context, () -> {
+            owners.start();
+            owners.claim(0, owner);
+            return null;
+        });
+        assertThat(on(context, () -> owners.leaseMs(0))).isEqualTo(graceMs);
+        long before = System.nanoTime();
+        long lapsing = on(context, () -> {
+            membership.leave("n");
+            return owners.leaseMs(0);
+        });
+        long elapsedMs = (System.nanoTime() - before) / 1_000_000;
+        // what is left of the grace: never more than it, never less than it minus the time it took to ask
+        assertThat(lapsing).isBetween(graceMs - elapsedMs - 1, graceMs);
+        on(context, () -> {
+            owners.stop();
+            return null;
+        });
+        // outside a cluster no lease ends: the answer states none
+        GroupOwners alone = new GroupOwners(vertx, context, "pp0/tp0", graceMs, (group, o) -> { }, NodeDepartures.NONE);
+        assertThat(on(context, () -> {
+            alone.claim(0, owner);
+            return alone.leaseMs(0);
+        })).isEqualTo(-1L);
+    }
 }
