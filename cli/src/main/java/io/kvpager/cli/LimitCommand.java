@@ -10,12 +10,8 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code kvpager limit I SIZE}: changes an instance's memory limit per rank under a revision, and
@@ -25,16 +21,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "limit", mixinStandardHelpOptions = true,
         description = {"Change the memory limit per rank of a cache instance.",
             "Outcomes: APPLIED; DEFERRED (more in use, converges as blocks are freed); STALE (older revision); CONFLICT (same revision, other limit)."})
-final class LimitCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    @ParentCommand
-    KvPager root;
-
-    @Mixin
-    ClusterJoin cluster;
+final class LimitCommand extends ClientCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "INSTANCE", converter = InstanceName.class, description = "The cache instance.")
     String instance;

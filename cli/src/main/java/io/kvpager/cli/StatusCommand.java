@@ -15,10 +15,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code kvpager status}: what each instance holds now, and the workers whose instance no
@@ -33,20 +30,11 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:every instance is ready", "3:an instance answered but is not ready (degraded, a rank down, starting, failed), or a worker serves an instance no coordinator serves",
             "4:an instance did not answer, or none was found", "1:the command failed", "2:bad arguments"})
-final class StatusCommand implements Callable<Integer> {
+final class StatusCommand extends ClientCommand implements Callable<Integer> {
 
     static final int READY = 0;
     static final int NOT_READY = 3;
     static final int UNREACHABLE = 4;
-
-    @Spec
-    CommandSpec spec;
-
-    @ParentCommand
-    KvPager root;
-
-    @Mixin
-    ClusterJoin cluster;
 
     @Mixin
     InstanceSelection selection;

@@ -11,24 +11,12 @@ import org.jline.terminal.Terminal;
 import org.jline.terminal.TerminalBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code kvpager top}: {@code status}, redrawn live until q or Ctrl-C. */
 @Command(name = "top", mixinStandardHelpOptions = true,
         description = "Show every cache instance live, redrawn every interval; q or Ctrl-C quits.")
-final class TopCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    @ParentCommand
-    KvPager root;
-
-    @Mixin
-    ClusterJoin cluster;
+final class TopCommand extends ClientCommand implements Callable<Integer> {
 
     @Mixin
     InstanceSelection selection;
