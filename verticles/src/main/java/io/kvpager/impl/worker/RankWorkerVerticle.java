@@ -544,8 +544,10 @@ public final class RankWorkerVerticle extends VerticleBase {
         String action = WireText.cut(request.action);
         if (failure.unexpected()) {
             LOG.error("{} failed with {}: {}", action, failure.code().code(), text, failure.getCause());
-        } else if (failure.code() == FailureCode.OUT_OF_MEMORY) {
-            // Upstream this is an allocation miss the engine preempts on; the coordinator counts it.
+        } else if (failure.code() == FailureCode.OUT_OF_MEMORY || failure.code() == FailureCode.STOPPING) {
+            // Upstream an out-of-memory is an allocation miss the engine preempts on, and the coordinator
+            // counts it; a request refused because this worker is stopping is part of a clean stop
+            // (SIGTERM), which the sender hears as 503: neither means something is wrong here.
             LOG.info("{} failed with {}: {}", action, failure.code().code(), text);
         } else {
             LOG.warn("{} failed with {}: {}", action, failure.code().code(), text);
