@@ -237,7 +237,9 @@ final class DemoCommand implements Callable<Integer> {
             stdout.flush();
         } catch (Exception | Error e) {
             String why = OneLine.of(e);
-            String fix = fontsMissing()
+            String fix = ModuleLayer.boot().findModule("java.desktop").isEmpty()
+                    ? "this Java runtime has no java.desktop module, which draws charts; run on a full JDK or JRE"
+                    : fontsMissing()
                     ? "this machine has no fonts for Java to draw text with; install fontconfig and one font (Debian, Ubuntu: "
                             + "apt-get install fontconfig fonts-dejavu-core; RHEL: dnf install fontconfig dejavu-sans-fonts) and run again"
                     : "check that " + out.toAbsolutePath() + " can be written, or pass --out elsewhere";

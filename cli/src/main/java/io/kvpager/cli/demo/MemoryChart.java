@@ -118,7 +118,7 @@ final class MemoryChart {
             chart.addSeries("all models", seconds, total).setMarker(SeriesMarkers.NONE).setLineColor(Color.DARK_GRAY);
         }
         double[] span = {seconds.length == 0 ? 0 : seconds[0], seconds.length == 0 ? 1 : seconds[seconds.length - 1]};
-        chart.addSeries("GPU capacity", span, new double[] {gpuBytes / GIB, gpuBytes / GIB})
+        chart.addSeries("caches' budget", span, new double[] {gpuBytes / GIB, gpuBytes / GIB})
                 .setMarker(SeriesMarkers.NONE).setLineColor(Color.BLACK);
         chart.addSeries("static split share", span, new double[] {shareBytes / GIB, shareBytes / GIB})
                 .setMarker(SeriesMarkers.NONE).setLineColor(Color.GRAY)
