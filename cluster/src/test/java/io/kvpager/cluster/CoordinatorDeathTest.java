@@ -28,7 +28,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * A TP=2 cache whose workers and coordinator run in processes of their own, and what its
  * coordinator's death leaves: killed with SIGKILL mid-traffic, its pages and handles are released
- * on every worker within the grace period plus 2 s and its directory entry is removed once by a
+ * on every worker within the grace period plus 5 s and its directory entry is removed once by a
  * survivor; a coordinator restarted with the same options serves its first alloc within 3 s of
  * being ready; one started before the grace ends reclaims what the killed one left; one stopped
  * with SIGTERM unregisters before its node closes and destroys its tensors. After each step the
@@ -84,7 +84,9 @@ class CoordinatorDeathTest {
         assertThat(await(directory.registeredWorkers())).extracting(RegisteredWorker::rank).containsExactly("pp0/tp0", "pp0/tp1");
         assertThat(await(directory.workersWithoutCoordinator())).isEmpty();
 
-        // (a) SIGKILL mid-traffic: every worker releases the dead owner's pages and handles within the grace + 2 s
+        // (a) SIGKILL mid-traffic: every worker releases the dead owner's pages and handles within the grace + 5 s:
+        // the node is counted gone when its connections drop (1.6 s seen with the suite's other JVM beside it),
+        // long before the 10 s heartbeat timeout, whose removal would come after grace + 10 s
         for (int i = 0; i < 6; i++) {
             allocated();
         }
@@ -93,7 +95,7 @@ class CoordinatorDeathTest {
         assertThat(cache.workerStats(0).getJsonObject("groups").getJsonObject("0").getString("owner")).startsWith(firstNode + "#");
         long killed = System.nanoTime();
         first.kill();
-        await().atMost(Duration.ofMillis(GRACE_MS + 2_000)).pollInterval(Duration.ofMillis(20))
+        await().atMost(Duration.ofMillis(GRACE_MS + 5_000)).pollInterval(Duration.ofMillis(20))
                 .until(() -> cache.released(0) && cache.released(1));
         long releasedMs = (System.nanoTime() - killed) / 1_000_000;
         traffic.stop();
