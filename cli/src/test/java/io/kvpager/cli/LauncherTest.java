@@ -59,6 +59,19 @@ class LauncherTest {
         assertThat(viaLink.exitCode()).as("stderr:%n%s", viaLink.err()).isZero();
         assertThat(viaLink.out()).startsWith("kvpager 0.1.0-SNAPSHOT");
         assertThat(viaLink.err()).contains("kvpager.probe = through-the-link").doesNotContain("kvpager: building");
+
+        // A JAVA_HOME of JDK 17 is passed over for the JDK 25 on PATH, its version read from its release file: its java
+        // is never started, not even to ask its version.
+        Path jdk17 = Files.createDirectories(temp.resolve("jdk17/bin")).getParent();
+        Files.writeString(jdk17.resolve("release"), "JAVA_VERSION=\"17.0.9\"\n");
+        Path fakeJava = Files.writeString(jdk17.resolve("bin/java"), "#!/bin/sh\ntouch \"$0.ran\"\nexit 1\n");
+        assertThat(fakeJava.toFile().setExecutable(true)).isTrue();
+        Path java25 = Path.of(System.getProperty("java.home"), "bin");
+        Outcome past17 = finish(start(repo.resolve("kvpager"), temp.resolve("past17"),
+                Map.of("JAVA_HOME", jdk17.toString(), "PATH", java25 + ":" + System.getenv("PATH")), "--version"), temp.resolve("past17"));
+        assertThat(past17.exitCode()).as("stderr:%n%s", past17.err()).isZero();
+        assertThat(past17.out()).startsWith("kvpager 0.1.0-SNAPSHOT");
+        assertThat(jdk17.resolve("bin/java.ran")).as("the JDK 17's java was started").doesNotExist();
     }
 
     private static Path repositoryRoot() {
