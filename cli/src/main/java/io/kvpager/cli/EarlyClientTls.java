@@ -106,6 +106,7 @@ final class EarlyClientTls {
             SSLEngine client = context.createSSLEngine();
             client.setUseClientMode(true);
             SSLParameters offer = client.getSSLParameters();
+            // the one group the command's sockets offer (status.ClientSockets), so that its code is what gets warmed
             offer.setNamedGroups(new String[] {"x25519"});
             client.setSSLParameters(offer);
             SSLEngine server = context.createSSLEngine();
