@@ -7,8 +7,9 @@
 # command's start to its exit: JVM start, one request, the output), the medians and the TLS/plain
 # ratios. The launcher's AOT cache of each mode is made first (one `status` each, then a wait for
 # the cache files), so that every timed run starts from it as a user's commands do after the first;
-# KVPAGER_AOT=off times them without one.
-# Usage: [KVPAGER_AOT=off] test-harness/scripts/tls-timing.sh [runs]
+# KVPAGER_AOT=off times them without one. The certificate is Ed25519, as docs/cluster.md makes it;
+# KVPAGER_TIMING_KEY=p256 makes an EC P-256 one instead, KVPAGER_TIMING_ROUNDS=10000 keytool's default key derivation.
+# Usage: [KVPAGER_AOT=off] [KVPAGER_TIMING_KEY=ed25519|p256] [KVPAGER_TIMING_ROUNDS=N] test-harness/scripts/tls-timing.sh [runs]
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 kv="$root/kvpager"
@@ -19,9 +20,17 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 "$kv" --version >/dev/null   # build first, if needed, outside the timings
 
-export KVPAGER_TLS_KEY_STORE_PASSWORD="timing-$RANDOM$RANDOM"
-"$JAVA_HOME/bin/keytool" -J-Dkeystore.pkcs12.certProtectionAlgorithm=NONE -genkeypair -alias node -keyalg EC -groupname secp256r1 \
-  -dname CN=kvpager-timing -validity 2 -storetype PKCS12 -keystore "$work/cluster.p12" -storepass "$KVPAGER_TLS_KEY_STORE_PASSWORD" >/dev/null 2>&1
+export KVPAGER_TLS_KEY_STORE_PASSWORD="$(head -c 32 /dev/urandom | base64)"
+case "${KVPAGER_TIMING_KEY:-ed25519}" in
+  ed25519) key=(-keyalg Ed25519) ;;
+  p256) key=(-keyalg EC -groupname secp256r1) ;;
+  *) echo "KVPAGER_TIMING_KEY must be ed25519 or p256" >&2; exit 2 ;;
+esac
+# as docs/cluster.md makes it: a random password, so one round of key derivation (KVPAGER_TIMING_ROUNDS=10000: keytool's default)
+rounds="${KVPAGER_TIMING_ROUNDS:-1}"
+"$JAVA_HOME/bin/keytool" -J-Dkeystore.pkcs12.certProtectionAlgorithm=NONE -J-Dkeystore.pkcs12.macIterationCount="$rounds" \
+  -J-Dkeystore.pkcs12.keyPbeIterationCount="$rounds" -genkeypair -alias node "${key[@]}" \
+  -dname CN=kvpager-timing -validity 2 -storetype PKCS12 -keystore "$work/cluster.p12" -storepass:env KVPAGER_TLS_KEY_STORE_PASSWORD >/dev/null 2>&1
 head -c 32 /dev/urandom | base64 >"$work/cluster.secret"
 chmod 600 "$work/cluster.secret"
 tls=(--tls-key-store "$work/cluster.p12")
@@ -61,7 +70,7 @@ if [[ "${KVPAGER_AOT:-on}" != off ]]; then
 else
   echo "AOT caches: off"
 fi
-echo "clusters $plain and $secure: 2 workers and a coordinator each on 127.0.0.1; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "clusters $plain and $secure (${KVPAGER_TIMING_KEY:-ed25519} certificate, $rounds rounds): 2 workers and a coordinator each on 127.0.0.1; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 declare -A times
 run() {  # run KEY command...: times one command, which must succeed

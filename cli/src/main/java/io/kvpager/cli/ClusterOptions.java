@@ -139,12 +139,31 @@ final class ClusterOptions {
      * @throws IllegalArgumentException for a store that does not read, or a missing password variable
      */
     javax.net.ssl.SSLContext clientTls(Map<String, String> env) {
+        return clientTls(env, null);
+    }
+
+    /**
+     * As {@link #clientTls(Map)}, taking the context {@code early} built for these stores while the
+     * command line was parsed, when it was ({@code early} may be {@code null}).
+     */
+    javax.net.ssl.SSLContext clientTls(Map<String, String> env, EarlyClientTls early) {
         if (keyStore == null) {
             if (trustStore != null) {
                 throw new IllegalArgumentException("--tls-trust-store needs --tls-key-store: the node asks for a client certificate");
             }
             return null;
         }
+        javax.net.ssl.SSLContext built = early == null ? null : early.take(keyStore, trustStore);
+        return built != null ? built : clientTls(keyStore, trustStore, env);
+    }
+
+    /**
+     * A client's TLS from {@code keyStore}, checked against {@code trustStore} ({@code null}: the
+     * key store's own certificates), their passwords from {@code env}.
+     *
+     * @throws IllegalArgumentException for a store that does not read, or a missing password variable
+     */
+    static javax.net.ssl.SSLContext clientTls(String keyStore, String trustStore, Map<String, String> env) {
         String keyPassword = password(env, KEY_STORE_PASSWORD, "--tls-key-store");
         return EndpointTls.clientContext(keyStore, keyPassword, trustStore == null ? keyStore : trustStore,
                 trustStore == null ? keyPassword : password(env, TRUST_STORE_PASSWORD, "--tls-trust-store"));

@@ -34,6 +34,8 @@ public final class KvPager implements Runnable {
 
     private final Vertx embedded;
     private final Future<?> stop;
+    /** The client TLS context {@code main} started building before parsing, or {@code null}. */
+    EarlyClientTls earlyTls;
 
     /** The command line of a process of its own: each command starts and closes its own Vert.x. */
     public KvPager() {
@@ -68,7 +70,9 @@ public final class KvPager implements Runnable {
         if (System.getProperty("java.util.logging.config.class") == null && System.getProperty("java.util.logging.config.file") == null) {
             System.setProperty("java.util.logging.config.class", JulToSlf4j.class.getName());
         }
-        System.exit(commandLine(new KvPager()).execute(args));
+        KvPager root = new KvPager();
+        root.earlyTls = EarlyClientTls.start(args, System.getenv());
+        System.exit(commandLine(root).execute(args));
     }
 
     /** The picocli command line of {@code root}, with kvpager's one-line error handling. */
@@ -117,7 +121,7 @@ public final class KvPager implements Runnable {
             return null;
         }
         try {
-            SSLContext tls = cluster.options.clientTls(System.getenv());
+            SSLContext tls = cluster.options.clientTls(System.getenv(), earlyTls);
             if (tls != null) {
                 // every HttpsURLConnection starts from the default factory, which would build the JDK's default
                 // context (its CA store read and parsed) only to be replaced: this process's connections are these

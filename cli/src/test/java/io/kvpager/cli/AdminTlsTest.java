@@ -15,6 +15,8 @@ import io.kvpager.sim.SimOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -25,6 +27,7 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.HttpsURLConnection;
@@ -35,6 +38,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /**
  * A TLS node's endpoint against clients as an attacker would try them: without a client
@@ -157,6 +161,31 @@ class AdminTlsTest {
         assertThat(changed.outcome()).isEqualTo(LimitResult.Outcome.APPLIED);
         assertThat(limitPages()).isEqualTo(changed.effectivePages()).isNotEqualTo(before);
         client.limit(INSTANCE, Long.MAX_VALUE, null);
+    }
+
+    @Test
+    void theLimitCommandOverHttpsTakesTheContextBuiltBeforeItsArgumentsWereParsed() throws Exception {
+        // the password is only in the map given to the early build: the command succeeds through that context alone
+        assertThat(System.getenv(ClusterOptions.KEY_STORE_PASSWORD)).isNull();
+        String[] args = {"limit", INSTANCE, "6MiB", "--cluster", "--cluster-name", clusterName, "--node", "127.0.0.1:" + endpoint.port(),
+            "--tls-key-store", keys};
+        int before = limitPages();
+        KvPager root = new KvPager();
+        root.earlyTls = EarlyClientTls.start(args, Map.of(ClusterOptions.KEY_STORE_PASSWORD, PASSWORD));
+        assertThat(root.earlyTls).isNotNull();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine command = KvPager.commandLine(root);
+        command.setOut(new PrintWriter(out, true));
+        command.setErr(new PrintWriter(err, true));
+        try {
+            assertThat(command.execute(args)).as("stderr: %s", err).isZero();
+            assertThat(out.toString()).startsWith(INSTANCE + ": APPLIED limit 6.0 MiB per rank");
+            assertThat(limitPages()).isNotEqualTo(before);
+        } finally {
+            new ClusterClient(List.of(URI.create("https://127.0.0.1:" + endpoint.port())), clusterName, Duration.ofSeconds(5),
+                    EndpointTls.clientContext(keys, PASSWORD, keys, PASSWORD)).limit(INSTANCE, Long.MAX_VALUE, null);
+        }
     }
 
     private static int limitPages() throws Exception {

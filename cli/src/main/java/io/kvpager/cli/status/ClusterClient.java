@@ -170,8 +170,10 @@ public final class ClusterClient {
     private JsonObject askAll(String path) throws IOException {
         BlockingQueue<Outcome> done = new LinkedBlockingQueue<>();
         List<Outcome> seen = new ArrayList<>();
-        // not closed with try-with-resources: closing waits for every asker, a paused node's among them
-        ExecutorService askers = Executors.newVirtualThreadPerTaskExecutor();
+        // not closed with try-with-resources: closing waits for every asker, a paused node's among them.
+        // Platform threads, not virtual ones: a virtual thread's blocking socket read starts the JDK's I/O poller,
+        // a thread parked in native code, and a JVM that exits waits up to 300 ms for such threads to stop.
+        ExecutorService askers = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().name("kvpager-ask-", 0).factory());
         try {
             for (URI node : nodes) {
                 askers.submit(() -> done.add(outcome(node, path, null)));
