@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the start of the next step, before admission: the engine preempts running requests until it
  * has freed the blocks asked for (or all it holds), choosing them by page so that whole pages
- * empty and their memory goes back ({@link #reclaimVictims}); they may be admitted again as soon
+ * empty and their memory goes back ({@link ReclaimVictims}); they may be admitted again as soon
  * as admission resumes, in their arrival's place. For {@link #RECLAIM_HOLD_STEPS} steps (at most
  * the reclaim's deadline) the engine admits no request (running ones go on decoding), so that the
  * blocks it freed are not taken straight back before their pages empty and are unmapped.
@@ -105,6 +105,8 @@ final class ModelServer {
     private long tokens;
     private long allocs;
     private long preemptions;
+    /** Tokens of KV thrown away by preemptions, to be computed again. */
+    private long recomputedTokens;
     private long blocksHeld;
     private long unfinished;
     private long metTargets;
@@ -156,52 +158,13 @@ final class ModelServer {
         reclaimDeadlineMs = Math.max(reclaimDeadlineMs, reclaim.deadlineMs());
     }
 
-    /**
-     * The requests to preempt to free {@code blocks} blocks in whole pages: the engine's pages are
-     * taken emptiest first (the fewest of its blocks; the cache's best-fit allocator fills the
-     * fullest pages first, so these are the ones closest to empty), and every request holding a
-     * block in one is preempted, latest arrival first within a page, until enough blocks are freed.
-     * A page empties, and its memory goes back to the GPU, only once every block in it is free.
-     */
-    private List<ServedRequest> reclaimVictims(long blocks) {
-        Map<Integer, List<ServedRequest>> byPage = new TreeMap<>();
-        Map<Integer, Integer> usedInPage = new TreeMap<>();
-        List<ServedRequest> latestFirst = new ArrayList<>(running);
-        latestFirst.sort(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()).reversed());
-        for (ServedRequest request : latestFirst) {
-            for (int block : request.blocks()) {
-                int page = block / blocksPerPage;
-                usedInPage.merge(page, 1, Integer::sum);
-                List<ServedRequest> holders = byPage.computeIfAbsent(page, p -> new ArrayList<>());
-                if (holders.isEmpty() || holders.getLast() != request) {
-                    holders.add(request);
-                }
-            }
-        }
-        List<Integer> pages = new ArrayList<>(usedInPage.keySet());
-        pages.sort(Comparator.comparingInt((Integer p) -> usedInPage.get(p)).thenComparing(Comparator.<Integer>reverseOrder()));
-        java.util.LinkedHashSet<ServedRequest> victims = new java.util.LinkedHashSet<>();
-        long freed = 0;
-        for (int page : pages) {
-            if (freed >= blocks) {
-                break;
-            }
-            for (ServedRequest request : byPage.get(page)) {
-                if (victims.add(request)) {
-                    freed += request.blockCount();
-                }
-            }
-        }
-        return List.copyOf(victims);
-    }
-
-    /** Preempts the requests {@link #reclaimVictims} picks until the pending reclaims' blocks are freed. */
+    /** Preempts the requests {@link ReclaimVictims} picks until the pending reclaims' blocks are freed. */
     private Future<Void> answerPendingReclaims(long nowMs) {
         if (reclaimPending == 0) {
             return Future.succeededFuture();
         }
         List<Future<Void>> frees = new ArrayList<>();
-        for (ServedRequest victim : reclaimVictims(reclaimPending)) {
+        for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, reclaimPending)) {
             int held = victim.blockCount();
             reclaimPending -= held;
             reclaimBlocksFreed += held;
@@ -448,6 +411,7 @@ final class ModelServer {
      */
     private Future<Void> preempt(ServedRequest request, long nowMs, long retryAtMs) {
         preemptions++;
+        recomputedTokens += request.tokensInCache();
         running.remove(request);
         requeue(request);
         return free(request, request.preempt(retryAtMs));
@@ -564,6 +528,11 @@ final class ModelServer {
 
     long preemptions() {
         return preemptions;
+    }
+
+    /** Tokens whose KV preemptions threw away, each computed again when its request is admitted again. */
+    long recomputedTokens() {
+        return recomputedTokens;
     }
 
     long blocksHeld() {

@@ -82,7 +82,10 @@ final class ServedRequest {
         }
     }
 
-    /** Gives up the KV: returns the blocks to free; the request waits until {@code retryAtMs}. */
+    /**
+     * Gives up the KV: returns the blocks to free; the request waits until {@code retryAtMs}. The
+     * tokens its KV held ({@link #tokensInCache} before the call) are computed again on its next turn.
+     */
     int[] preempt(long retryAtMs) {
         preemptions++;
         this.retryAtMs = retryAtMs;
