@@ -34,9 +34,10 @@ import org.slf4j.LoggerFactory;
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
  * started only when its KV fits: one admission at a time, first come first served, in the
  * background of the steps (a step never waits for an admission, which may wait for a reclaim). A
- * refused admission leaves the request in its place in the queue until the next step. A decode
- * step's new block that is refused preempts the running request that arrived last (the one that
- * asked tries again next step): its blocks
+ * refused admission leaves the request in its place in the queue until the next step. A running
+ * request whose new block is refused sits the step out, keeping its KV, and asks again next step;
+ * refused {@link #GROWTH_WAIT_STEPS} steps in a row, it preempts the running request that arrived
+ * last (the one that asked tries again next step): its blocks
  * are freed and it is retried {@link #RETRY_STEPS} steps later. When the block was refused because
  * the other models hold the GPU ({@code GPU_SHARE}), no request is admitted for as long either: the
  * memory the running requests grow into is not handed to new ones, which would be preempted in turn
@@ -75,6 +76,11 @@ final class ModelServer {
      * the open batch until its fence retires at the next step, then their pages empty and go back.
      */
     static final int RECLAIM_HOLD_STEPS = 3;
+    /**
+     * Steps in a row a running request's growth may be refused, sitting them out, before the engine
+     * preempts (the latest arrival) to make room.
+     */
+    static final int GROWTH_WAIT_STEPS = 3;
 
     private final ModelProfile model;
     private final KvCache cache;
@@ -346,8 +352,19 @@ final class ModelServer {
                     // preempted and recomputed in turn; at its own limit it competes only with itself
                     admitHeldUntilMs = Math.max(admitHeldUntilMs, nowMs + RETRY_STEPS * stepMs);
                 }
-                return running.contains(request) ? preempt(newestRunning(), nowMs) : Future.succeededFuture();
+                if (!running.contains(request)) {
+                    return Future.succeededFuture();
+                }
+                // the request sits this step out (it keeps its KV) and asks again next step: memory the
+                // others free, or a reclaim's, often comes within a few steps, and preempting throws its
+                // prefill and output away; only refused GROWTH_WAIT_STEPS steps in a row does it preempt
+                if (++request.growthRefusedSteps < GROWTH_WAIT_STEPS) {
+                    return Future.succeededFuture();
+                }
+                request.growthRefusedSteps = 0;
+                return preempt(newestRunning(), nowMs);
             }
+            request.growthRefusedSteps = 0;
             blocksHeld += allocation.size();
             if (allocation.reclaimWaitNanos() > 0) {
                 reclaimWait.record(allocation.reclaimWaitNanos());

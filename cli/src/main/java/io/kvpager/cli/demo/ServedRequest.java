@@ -27,6 +27,8 @@ final class ServedRequest {
     int refusals;
     /** Preemptions that answered a reclaim. */
     int reclaimPreemptions;
+    /** Steps in a row its growth was refused, the request sitting them out. */
+    int growthRefusedSteps;
 
     ServedRequest(TraceRequest trace) {
         this.trace = trace;
@@ -88,6 +90,7 @@ final class ServedRequest {
      */
     int[] preempt(long retryAtMs) {
         preemptions++;
+        growthRefusedSteps = 0;
         this.retryAtMs = retryAtMs;
         return release();
     }
