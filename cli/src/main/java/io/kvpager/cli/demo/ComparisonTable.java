@@ -16,7 +16,7 @@ public final class ComparisonTable {
     }
 
     /** Sums of one run over its models. */
-    private record Totals(long arrived, long served, long tokens, long met, long misses, long preemptions, long reclaims) {
+    private record Totals(long arrived, long served, long tokens, long met, long misses, long preemptions, long recomputed, long reclaims) {
 
         static Totals of(DemoReport report) {
             long arrived = 0;
@@ -25,6 +25,7 @@ public final class ComparisonTable {
             long met = 0;
             long misses = 0;
             long preemptions = 0;
+            long recomputed = 0;
             long reclaims = 0;
             for (ModelReport m : report.models()) {
                 arrived += m.arrived();
@@ -33,9 +34,10 @@ public final class ComparisonTable {
                 met += m.service().metTargets();
                 misses += m.totalMisses();
                 preemptions += m.preemptions();
+                recomputed += m.recomputedTokens();
                 reclaims += m.reclaims().asked();
             }
-            return new Totals(arrived, served, tokens, met, misses, preemptions, reclaims);
+            return new Totals(arrived, served, tokens, met, misses, preemptions, recomputed, reclaims);
         }
 
         double slo() {
@@ -51,18 +53,18 @@ public final class ComparisonTable {
             throw new IllegalArgumentException("nothing to compare");
         }
         TextTable table = new TextTable("policy", "model", "finished", "tokens", "TTFT p50 ms", "TTFT p99 ms", "TPOT p99 ms", "SLO met",
-                "misses", "preempted", "reclaims", "reclaim wait p50 ms", "reclaim wait p99 ms", "over-grant", "invariants");
+                "misses", "preempted", "recomputed tokens", "reclaims", "reclaim wait p50 ms", "reclaim wait p99 ms", "over-grant", "invariants");
         for (DemoReport report : reports) {
             for (ModelReport m : report.models()) {
                 ModelReport.Service s = m.service();
                 table.row(report.policy().flag(), m.model().name(), m.served() + "/" + m.arrived(), m.tokens(), SummaryTable.ms(s.ttftP50Ms()),
                         SummaryTable.ms(s.ttftP99Ms()), SummaryTable.ms(s.tpotP99Ms()), SummaryTable.percent(m.sloAttainment()),
-                        m.totalMisses(), m.preemptions(), m.reclaims().asked(), SummaryTable.ms(m.reclaims().waitP50Ms()),
+                        m.totalMisses(), m.preemptions(), m.recomputedTokens(), m.reclaims().asked(), SummaryTable.ms(m.reclaims().waitP50Ms()),
                         SummaryTable.ms(m.reclaims().waitP99Ms()), "", "");
             }
             Totals t = Totals.of(report);
             table.row(report.policy().flag(), "all", t.served() + "/" + t.arrived(), t.tokens(), "", "", "", SummaryTable.percent(t.slo()),
-                    t.misses(), t.preemptions(), t.reclaims(), "", "",
+                    t.misses(), t.preemptions(), t.recomputed(), t.reclaims(), "", "",
                     report.grants().samples() == 0 ? "not sampled" : report.grants().anyOverGrant() ? report.grants().overGranted() + " samples" : "none",
                     report.ok() ? "held" : "broken");
         }

@@ -390,7 +390,7 @@ public final class DemoRun implements AutoCloseable {
                 gpu == null ? 0 : gpu.timesCapped(), server.reclaimWait().count(), millis(server.reclaimWait(), 50),
                 millis(server.reclaimWait(), 99), gpu == null ? -1 : gpu.guaranteeBytes());
         return new ModelReport(server.model(), server.arrived(), server.served(), server.unfinished(), server.tokens(), server.allocs(), server.misses(),
-                server.preemptions(), latency.percentileMicros(50), latency.percentileMicros(99), stats.pool().maps(),
+                server.preemptions(), server.recomputedTokens(), latency.percentileMicros(50), latency.percentileMicros(99), stats.pool().maps(),
                 stats.pool().unmaps(), timeline.peak(), timeline.mean(), server.failures(), service, reclaims);
     }
 

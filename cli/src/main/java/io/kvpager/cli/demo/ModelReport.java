@@ -13,6 +13,8 @@ import java.util.Map;
  * @param allocs allocation calls
  * @param misses allocation misses by reason, GPU-share refusals apart from the model's own limit
  * @param preemptions requests preempted (after a miss, a failure or a reclaim)
+ * @param recomputedTokens tokens whose KV preemptions threw away (prompt prefilled and output decoded so far), each
+ *     computed again when its request is admitted again: the work churn wastes
  * @param p50Micros median allocation latency
  * @param p99Micros 99th-percentile allocation latency
  * @param maps page ids mapped
@@ -24,7 +26,7 @@ import java.util.Map;
  * @param reclaims what the cache asked this model's engine to give back and what it waited for
  */
 public record ModelReport(ModelProfile model, long arrived, long served, long unfinished, long tokens, long allocs, Map<DemoMiss, Long> misses,
-        long preemptions, double p50Micros, double p99Micros, long maps, long unmaps, long peakBytes, long meanBytes,
+        long preemptions, long recomputedTokens, double p50Micros, double p99Micros, long maps, long unmaps, long peakBytes, long meanBytes,
         Map<String, Long> failures, Service service, Reclaims reclaims) {
 
     public ModelReport {

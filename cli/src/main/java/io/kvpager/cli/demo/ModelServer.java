@@ -34,9 +34,10 @@ import org.slf4j.LoggerFactory;
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
  * started only when its KV fits: one admission at a time, first come first served, in the
  * background of the steps (a step never waits for an admission, which may wait for a reclaim). A
- * refused admission leaves the request in its place in the queue until the next step. A decode
- * step's new block that is refused preempts the running request that arrived last (the one that
- * asked tries again next step): its blocks
+ * refused admission leaves the request in its place in the queue until the next step. A running
+ * request whose new block is refused sits the step out, keeping its KV, and asks again next step;
+ * refused {@link #GROWTH_WAIT_STEPS} steps in a row, it preempts the running request that arrived
+ * last (the one that asked tries again next step): its blocks
  * are freed and it is retried {@link #RETRY_STEPS} steps later. When the block was refused because
  * the other models hold the GPU ({@code GPU_SHARE}), no request is admitted for as long either: the
  * memory the running requests grow into is not handed to new ones, which would be preempted in turn
@@ -46,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the start of the next step, before admission: the engine preempts running requests until it
  * has freed the blocks asked for (or all it holds), choosing them by page so that whole pages
- * empty and their memory goes back ({@link #reclaimVictims}); they may be admitted again as soon
+ * empty and their memory goes back ({@link ReclaimVictims}); they may be admitted again as soon
  * as admission resumes, in their arrival's place. For {@link #RECLAIM_HOLD_STEPS} steps (at most
  * the reclaim's deadline) the engine admits no request (running ones go on decoding), so that the
  * blocks it freed are not taken straight back before their pages empty and are unmapped.
@@ -75,6 +76,11 @@ final class ModelServer {
      * the open batch until its fence retires at the next step, then their pages empty and go back.
      */
     static final int RECLAIM_HOLD_STEPS = 3;
+    /**
+     * Steps in a row a running request's growth may be refused, sitting them out, before the engine
+     * preempts (the latest arrival) to make room.
+     */
+    static final int GROWTH_WAIT_STEPS = 3;
 
     private final ModelProfile model;
     private final KvCache cache;
@@ -105,6 +111,8 @@ final class ModelServer {
     private long tokens;
     private long allocs;
     private long preemptions;
+    /** Tokens of KV thrown away by preemptions, to be computed again. */
+    private long recomputedTokens;
     private long blocksHeld;
     private long unfinished;
     private long metTargets;
@@ -156,52 +164,13 @@ final class ModelServer {
         reclaimDeadlineMs = Math.max(reclaimDeadlineMs, reclaim.deadlineMs());
     }
 
-    /**
-     * The requests to preempt to free {@code blocks} blocks in whole pages: the engine's pages are
-     * taken emptiest first (the fewest of its blocks; the cache's best-fit allocator fills the
-     * fullest pages first, so these are the ones closest to empty), and every request holding a
-     * block in one is preempted, latest arrival first within a page, until enough blocks are freed.
-     * A page empties, and its memory goes back to the GPU, only once every block in it is free.
-     */
-    private List<ServedRequest> reclaimVictims(long blocks) {
-        Map<Integer, List<ServedRequest>> byPage = new TreeMap<>();
-        Map<Integer, Integer> usedInPage = new TreeMap<>();
-        List<ServedRequest> latestFirst = new ArrayList<>(running);
-        latestFirst.sort(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()).reversed());
-        for (ServedRequest request : latestFirst) {
-            for (int block : request.blocks()) {
-                int page = block / blocksPerPage;
-                usedInPage.merge(page, 1, Integer::sum);
-                List<ServedRequest> holders = byPage.computeIfAbsent(page, p -> new ArrayList<>());
-                if (holders.isEmpty() || holders.getLast() != request) {
-                    holders.add(request);
-                }
-            }
-        }
-        List<Integer> pages = new ArrayList<>(usedInPage.keySet());
-        pages.sort(Comparator.comparingInt((Integer p) -> usedInPage.get(p)).thenComparing(Comparator.<Integer>reverseOrder()));
-        java.util.LinkedHashSet<ServedRequest> victims = new java.util.LinkedHashSet<>();
-        long freed = 0;
-        for (int page : pages) {
-            if (freed >= blocks) {
-                break;
-            }
-            for (ServedRequest request : byPage.get(page)) {
-                if (victims.add(request)) {
-                    freed += request.blockCount();
-                }
-            }
-        }
-        return List.copyOf(victims);
-    }
-
-    /** Preempts the requests {@link #reclaimVictims} picks until the pending reclaims' blocks are freed. */
+    /** Preempts the requests {@link ReclaimVictims} picks until the pending reclaims' blocks are freed. */
     private Future<Void> answerPendingReclaims(long nowMs) {
         if (reclaimPending == 0) {
             return Future.succeededFuture();
         }
         List<Future<Void>> frees = new ArrayList<>();
-        for (ServedRequest victim : reclaimVictims(reclaimPending)) {
+        for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, reclaimPending)) {
             int held = victim.blockCount();
             reclaimPending -= held;
             reclaimBlocksFreed += held;
@@ -383,8 +352,19 @@ final class ModelServer {
                     // preempted and recomputed in turn; at its own limit it competes only with itself
                     admitHeldUntilMs = Math.max(admitHeldUntilMs, nowMs + RETRY_STEPS * stepMs);
                 }
-                return running.contains(request) ? preempt(newestRunning(), nowMs) : Future.succeededFuture();
+                if (!running.contains(request)) {
+                    return Future.succeededFuture();
+                }
+                // the request sits this step out (it keeps its KV) and asks again next step: memory the
+                // others free, or a reclaim's, often comes within a few steps, and preempting throws its
+                // prefill and output away; only refused GROWTH_WAIT_STEPS steps in a row does it preempt
+                if (++request.growthRefusedSteps < GROWTH_WAIT_STEPS) {
+                    return Future.succeededFuture();
+                }
+                request.growthRefusedSteps = 0;
+                return preempt(newestRunning(), nowMs);
             }
+            request.growthRefusedSteps = 0;
             blocksHeld += allocation.size();
             if (allocation.reclaimWaitNanos() > 0) {
                 reclaimWait.record(allocation.reclaimWaitNanos());
@@ -448,6 +428,7 @@ final class ModelServer {
      */
     private Future<Void> preempt(ServedRequest request, long nowMs, long retryAtMs) {
         preemptions++;
+        recomputedTokens += request.tokensInCache();
         running.remove(request);
         requeue(request);
         return free(request, request.preempt(retryAtMs));
@@ -564,6 +545,11 @@ final class ModelServer {
 
     long preemptions() {
         return preemptions;
+    }
+
+    /** Tokens whose KV preemptions threw away, each computed again when its request is admitted again. */
+    long recomputedTokens() {
+        return recomputedTokens;
     }
 
     long blocksHeld() {

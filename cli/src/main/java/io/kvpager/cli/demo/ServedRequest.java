@@ -27,6 +27,8 @@ final class ServedRequest {
     int refusals;
     /** Preemptions that answered a reclaim. */
     int reclaimPreemptions;
+    /** Steps in a row its growth was refused, the request sitting them out. */
+    int growthRefusedSteps;
 
     ServedRequest(TraceRequest trace) {
         this.trace = trace;
@@ -82,9 +84,13 @@ final class ServedRequest {
         }
     }
 
-    /** Gives up the KV: returns the blocks to free; the request waits until {@code retryAtMs}. */
+    /**
+     * Gives up the KV: returns the blocks to free; the request waits until {@code retryAtMs}. The
+     * tokens its KV held ({@link #tokensInCache} before the call) are computed again on its next turn.
+     */
     int[] preempt(long retryAtMs) {
         preemptions++;
+        growthRefusedSteps = 0;
         this.retryAtMs = retryAtMs;
         return release();
     }

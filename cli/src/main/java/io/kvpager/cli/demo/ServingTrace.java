@@ -29,9 +29,9 @@ public final class ServingTrace {
     /** Share of the GPU one model's trickle wants between bursts. */
     static final double TRICKLE_SHARE = 0.05;
     /** {@link TracePreset#STEADY_BURSTS}: share of the GPU one model's steady base wants. */
-    static final double STEADY_BASE_SHARE = 0.1;
+    static final double STEADY_BASE_SHARE = 0.15;
     /** {@link TracePreset#STEADY_BURSTS}: share of the GPU one model's burst wants at its peak. */
-    static final double STEADY_BURST_SHARE = 0.5;
+    static final double STEADY_BURST_SHARE = 0.6;
     /** A round of slots (one per model) lasts about this long in long runs. */
     static final Duration ROUND = Duration.ofSeconds(20);
     /** Prompt lengths: uniform between these, in tokens. */

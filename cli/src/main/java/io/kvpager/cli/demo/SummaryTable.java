@@ -22,13 +22,13 @@ public final class SummaryTable {
     public static String render(DemoReport report) {
         DemoSettings settings = report.settings();
         TextTable service = new TextTable("model", "finished", "running at end", "tokens", "TTFT p50 ms", "TTFT p99 ms", "TPOT p99 ms",
-                "SLO met", "misses", "preempted", "reclaims", "reclaim preempted", "reclaim wait p50 ms", "reclaim wait p99 ms");
+                "SLO met", "misses", "preempted", "recomputed tokens", "reclaims", "reclaim preempted", "reclaim wait p50 ms", "reclaim wait p99 ms");
         TextTable memory = new TextTable("model", "allocs", "alloc p50 µs", "alloc p99 µs", "maps", "unmaps", "peak", "mean", "guarantee");
         for (ModelReport m : report.models()) {
             ModelReport.Service s = m.service();
             ModelReport.Reclaims r = m.reclaims();
             service.row(m.model().name(), m.served() + "/" + m.arrived(), m.unfinished(), m.tokens(), ms(s.ttftP50Ms()), ms(s.ttftP99Ms()),
-                    ms(s.tpotP99Ms()), percent(m.sloAttainment()), m.totalMisses(), m.preemptions(), r.asked(), r.preemptions(),
+                    ms(s.tpotP99Ms()), percent(m.sloAttainment()), m.totalMisses(), m.preemptions(), m.recomputedTokens(), r.asked(), r.preemptions(),
                     ms(r.waitP50Ms()), ms(r.waitP99Ms()));
             memory.row(m.model().name(), m.allocs(), micros(m.p50Micros()), micros(m.p99Micros()), m.maps(), m.unmaps(),
                     ByteSize.format(m.peakBytes()), ByteSize.format(m.meanBytes()), r.guaranteeBytes() < 0 ? "-" : ByteSize.format(r.guaranteeBytes()));

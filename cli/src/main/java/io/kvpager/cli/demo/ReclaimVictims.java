@@ -1,0 +1,80 @@
+package io.kvpager.cli.demo;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Which running requests the demo's engine preempts to answer a reclaim of some blocks: whole
+ * requests, chosen by page so that whole pages empty (a page gives its memory back to the GPU only
+ * once every block in it is free), and so that the least work is thrown away.
+ *
+ * <p>Every request holding a block in a page is preempted with it, whole. The pages are taken
+ * cheapest first: a page's cost is the tokens of KV its holders hold (what their next turn computes
+ * again) over the blocks preempting them frees. A request still prefilling has allocated its whole
+ * context but written little of it, so it costs almost nothing; a request decoding costs about the
+ * same per block as any other, and then the emptiest page goes first (the fewest of the engine's
+ * blocks: the cache's best-fit allocator fills the fullest pages first, so these are the ones
+ * closest to empty). Pages are taken until enough blocks are freed, each page's holders latest
+ * arrival first.
+ */
+final class ReclaimVictims {
+
+    private ReclaimVictims() {
+    }
+
+    /**
+     * @param running the requests holding blocks
+     * @param blocksPerPage blocks in one page: block {@code b} lies in page {@code b / blocksPerPage}
+     * @param blocks blocks to free
+     * @return the requests to preempt, in the order chosen; all of them when they hold fewer blocks
+     */
+    static List<ServedRequest> choose(List<ServedRequest> running, int blocksPerPage, long blocks) {
+        if (blocksPerPage < 1) {
+            throw new IllegalArgumentException("a page holds at least one block, got " + blocksPerPage);
+        }
+        Map<Integer, List<ServedRequest>> holdersOf = new HashMap<>();
+        Map<Integer, Integer> usedInPage = new HashMap<>();
+        List<ServedRequest> latestFirst = new ArrayList<>(running);
+        latestFirst.sort(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()).reversed());
+        for (ServedRequest request : latestFirst) {
+            for (int block : request.blocks()) {
+                int page = block / blocksPerPage;
+                usedInPage.merge(page, 1, Integer::sum);
+                List<ServedRequest> holders = holdersOf.computeIfAbsent(page, p -> new ArrayList<>());
+                if (holders.isEmpty() || holders.getLast() != request) {
+                    holders.add(request);
+                }
+            }
+        }
+        Map<Integer, Double> costOf = new HashMap<>();
+        holdersOf.forEach((page, holders) -> {
+            long tokens = 0;
+            long freed = 0;
+            for (ServedRequest holder : holders) {
+                tokens += holder.tokensInCache();
+                freed += holder.blockCount();
+            }
+            costOf.put(page, tokens / (double) Math.max(1, freed));
+        });
+        List<Integer> pages = new ArrayList<>(usedInPage.keySet());
+        pages.sort(Comparator.comparingDouble((Integer p) -> costOf.get(p)).thenComparingInt(usedInPage::get)
+                .thenComparing(Comparator.<Integer>reverseOrder()));
+        LinkedHashSet<ServedRequest> victims = new LinkedHashSet<>();
+        long freed = 0;
+        for (int page : pages) {
+            if (freed >= blocks) {
+                break;
+            }
+            for (ServedRequest request : holdersOf.get(page)) {
+                if (victims.add(request)) {
+                    freed += request.blockCount();
+                }
+            }
+        }
+        return List.copyOf(victims);
+    }
+}

@@ -1,0 +1,203 @@
+package io.kvpager.cli.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvpager.Allocation;
+import io.kvpager.LimitResult;
+import io.kvpager.cache.CacheStats;
+import io.kvpager.cache.KvCache;
+import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.RankViews;
+import io.kvpager.cache.Reclaim;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The demo's engine when a running request's next block is refused: it sits the step out, keeping
+ * its KV, and only refused {@link ModelServer#GROWTH_WAIT_STEPS} steps in a row is a request
+ * preempted, its KV counted as recomputed.
+ */
+class ModelServerGrowthTest {
+
+    private static final long STEP_MS = 20;
+
+    private Vertx vertx;
+    private Context context;
+    private final AtomicLong clock = new AtomicLong();
+
+    @BeforeEach
+    void start() {
+        vertx = Vertx.vertx();
+        context = vertx.getOrCreateContext();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    /** One request of 31 prompt tokens: admitted into 2 blocks, its 33rd token needs a 3rd block (at step 2). */
+    private ModelServer server(BlockBudget cache) {
+        TraceRequest request = new TraceRequest(1, 0, 0, 31, 10);
+        return new ModelServer(ModelProfile.SEVEN_B, cache, context, STEP_MS, 4, List.of(request), clock::get,
+                new ServiceTargets(Duration.ofSeconds(1), Duration.ofMillis(100)));
+    }
+
+    private void step(ModelServer server, long step) throws Exception {
+        clock.set(step * STEP_MS);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        context.runOnContext(v -> server.step(step * STEP_MS).onComplete(ar -> {
+            if (ar.succeeded()) {
+                done.complete(null);
+            } else {
+                done.completeExceptionally(ar.cause());
+            }
+        }));
+        done.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aRefusedBlockSitsOutThenPreemptsOnTheThirdRefusalInARow() throws Exception {
+        BlockBudget cache = new BlockBudget(2);
+        ModelServer server = server(cache);
+        step(server, 0); // admitted, prefilled
+        step(server, 1); // first token, within its 2 blocks
+        for (long s = 2; s < 1 + ModelServer.GROWTH_WAIT_STEPS; s++) {
+            step(server, s);
+            assertThat(server.preemptions()).as("after step %d", s).isZero();
+            assertThat(server.running()).isEqualTo(1);
+            assertThat(server.blocksHeld()).isEqualTo(2);
+        }
+        assertThat(server.tokens()).isEqualTo(1);
+        step(server, 1 + ModelServer.GROWTH_WAIT_STEPS);
+        assertThat(server.preemptions()).isEqualTo(1);
+        assertThat(server.running()).isZero();
+        assertThat(server.blocksHeld()).isZero();
+        assertThat(cache.used).isZero();
+        // its prompt and its first token were in the cache: computed again on its next turn
+        assertThat(server.recomputedTokens()).isEqualTo(32);
+    }
+
+    @Test
+    void aRequestThatSatOutDecodesOnOnceTheBlockComes() throws Exception {
+        BlockBudget cache = new BlockBudget(2);
+        ModelServer server = server(cache);
+        step(server, 0);
+        step(server, 1);
+        step(server, 2); // refused: sits out
+        assertThat(server.tokens()).isEqualTo(1);
+        cache.budget = 3;
+        step(server, 3);
+        assertThat(server.tokens()).isEqualTo(2);
+        assertThat(server.blocksHeld()).isEqualTo(3);
+        assertThat(server.preemptions()).isZero();
+        assertThat(server.recomputedTokens()).isZero();
+    }
+
+    /** A cache of {@code budget} blocks that refuses, as the GPU's broker does, what does not fit. */
+    private static final class BlockBudget implements KvCache {
+        int budget;
+        int used;
+        private int nextBlock;
+        private long fences;
+
+        BlockBudget(int budget) {
+            this.budget = budget;
+        }
+
+        @Override
+        public Future<Allocation> alloc(int blocks) {
+            if (used + blocks > budget) {
+                return Future.succeededFuture(Allocation.gpuShareMiss("the other pools hold the GPU"));
+            }
+            int[] ids = new int[blocks];
+            for (int i = 0; i < blocks; i++) {
+                ids[i] = nextBlock++;
+            }
+            used += blocks;
+            return Future.succeededFuture(Allocation.of(ids));
+        }
+
+        @Override
+        public Future<Void> free(List<Integer> blockIds) {
+            used -= blockIds.size();
+            return Future.succeededFuture();
+        }
+
+        @Override
+        public Future<Void> free(Allocation allocation) {
+            used -= allocation.size();
+            return Future.succeededFuture();
+        }
+
+        @Override
+        public Future<Long> fence() {
+            return Future.succeededFuture(++fences);
+        }
+
+        @Override
+        public Future<Void> retired(long fence) {
+            return Future.succeededFuture();
+        }
+
+        @Override
+        public KvCacheOptions options() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Context context() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Future<Integer> availableBlocks() {
+            return Future.succeededFuture(budget - used);
+        }
+
+        @Override
+        public Future<LimitResult> setMemoryLimit(long bytes, long revision) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Future<LimitResult> setMemoryLimit(long bytes) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Future<List<RankViews>> views() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Future<CacheStats> stats() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public KvCache reclaimHandler(Handler<Reclaim> handler) {
+            return this;
+        }
+
+        @Override
+        public Future<Void> trim() {
+            return Future.succeededFuture();
+        }
+
+        @Override
+        public Future<Void> close() {
+            return Future.succeededFuture();
+        }
+    }
+}
