@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -57,14 +60,19 @@ class EventBusTlsTest {
         clusterKeys = dir.resolve("cluster.p12").toString();
         rogueKeys = dir.resolve("rogue.p12").toString();
         clusterTrust = dir.resolve("trust.p12").toString();
-        String cert = dir.resolve("cluster.crt").toString();
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-test",
-                "-validity", "2", "-storetype", "PKCS12", "-keystore", clusterKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-rogue",
-                "-validity", "2", "-storetype", "PKCS12", "-keystore", rogueKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
-        keytool("-exportcert", "-alias", "node", "-keystore", clusterKeys, "-storepass", PASSWORD, "-file", cert);
-        keytool("-importcert", "-noprompt", "-alias", "cluster", "-file", cert, "-storetype", "PKCS12", "-keystore", clusterTrust,
-                "-storepass", PASSWORD);
+        // the two key pairs at once (each keytool is a JVM of its own); the trust store from the cluster's certificate in this JVM
+        keytools(List.of(
+                List.of("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-test",
+                        "-validity", "2", "-storetype", "PKCS12", "-keystore", clusterKeys, "-storepass", PASSWORD, "-keypass", PASSWORD),
+                List.of("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-rogue",
+                        "-validity", "2", "-storetype", "PKCS12", "-keystore", rogueKeys, "-storepass", PASSWORD, "-keypass", PASSWORD)));
+        KeyStore keys = KeyStore.getInstance(Path.of(clusterKeys).toFile(), PASSWORD.toCharArray());
+        KeyStore trust = KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("cluster", keys.getCertificate("node"));
+        try (OutputStream out = Files.newOutputStream(Path.of(clusterTrust))) {
+            trust.store(out, PASSWORD.toCharArray());
+        }
     }
 
     @AfterEach
@@ -156,13 +164,24 @@ class EventBusTlsTest {
     }
 
     static void keytool(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes());
-        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-            throw new IllegalStateException("keytool " + args[0] + " failed: " + output);
+        keytools(List.of(List.of(args)));
+    }
+
+    /** Runs keytool once for each list of arguments, all at once, and waits for every one to succeed. */
+    static void keytools(List<List<String>> runs) throws IOException, InterruptedException {
+        List<Process> processes = new ArrayList<>();
+        for (List<String> args : runs) {
+            List<String> command = new ArrayList<>();
+            command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+            command.addAll(args);
+            processes.add(new ProcessBuilder(command).redirectErrorStream(true).start());
+        }
+        for (int i = 0; i < runs.size(); i++) {
+            Process process = processes.get(i);
+            String output = new String(process.getInputStream().readAllBytes());
+            if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+                throw new IllegalStateException("keytool " + runs.get(i).getFirst() + " failed: " + output);
+            }
         }
     }
 }

@@ -186,7 +186,8 @@ class SharedGpuBrokerTest {
 
     private static JsonObject worker(String instance) {
         SimOptions sim = SimOptions.defaults().withGpuKey("shared").withCapacityBytes(GPU_BYTES);
-        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(0).setGpu(0).setSim(sim).toJson();
+        // a departed coordinator's pages go 0.5 s after its node leaves (3 s by default): the killed coordinator's test waits for it
+        return new RankWorkerOptions().setInstance(instance).setPp(0).setTp(0).setGpu(0).setSim(sim).setLeaseGraceMs(500L).toJson();
     }
 
     private static KvCacheOptions options(String instance) {
