@@ -73,7 +73,7 @@ class PartitionTest {
     void aCoordinatorCutOffFifteenSecondsComesBackAsANewOwnerInOneCluster() throws Exception {
         namespace = NetworkNamespace.create();
         here = TestClusters.startHere(TestClusters.nodeOptions(TestClusters.freshName("kvpager-partition"), null, namespace.hostAddress())
-                .setQuorum(QUORUM));
+                .setQuorum(QUORUM).setConfig(TestClusters.quickFailureConfig()));
         cache = new CacheProcesses(here, "split", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0);
         SpawnedNode tp1 = cache.spawnWorker(1);
