@@ -83,7 +83,7 @@ class PauseMidBatchTest {
         tp1.pause();
         try {
             // the batch fails naming the rank once its liveness probe goes unanswered (about 2 s after
-            // the batch was sent), not at the send timeout (10 s) nor at the heartbeat's removal (5 s here):
+            // the batch was sent), not at the send timeout (10 s) nor at the heartbeat's removal (10 s):
             // the detail says so; the caller hears it within the send timeout + 1 s (in a run without
             // the answer above the answer reached it only as the paused node was removed, 10.3 s,
             // though the map had failed at 2.1 s)
@@ -129,8 +129,8 @@ class PauseMidBatchTest {
         coordinator.awaitReady(START);
         String before = cache.ownerOn(0);
 
-        // its deadline outlasts the pause (removal after 5 s, the grace after it) and the resume's displacement
-        Future<JsonObject> inFlight = cache.alloc(BATCH_BLOCKS, 20_000);
+        // its deadline outlasts the pause (removal after 10 s, the grace after it) and the resume's displacement
+        Future<JsonObject> inFlight = cache.alloc(BATCH_BLOCKS, 25_000);
         System.out.println("tp1 said: " + tp1.awaitLine(IN_THE_MIDDLE, START));
         long paused = System.nanoTime();
         coordinator.pause();

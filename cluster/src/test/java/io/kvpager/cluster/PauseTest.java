@@ -36,15 +36,15 @@ class PauseTest {
      */
     private static final long SILENT_NAMED_MS = 11_000;
     /**
-     * How long each process stays paused, as the issue's "paused 15 s" asks; the member config
-     * ({@link TestClusters#quickFailureConfig}) removes a node after 5 s without a heartbeat, so the
-     * removal, the grace and the checks of the paused state all happen within it.
+     * How long each process stays paused, as the issue's "paused 15 s" asks: the member config
+     * removes a node after 10 s without a heartbeat, so the removal, the grace and the checks of the
+     * paused state all happen within it.
      */
     private static final Duration PAUSED = Duration.ofSeconds(15);
     /** The most the removal (and the release) may take. */
     private static final Duration PAUSE = Duration.ofSeconds(25);
     private static final Duration START = Duration.ofSeconds(90);
-    /** From the resume to serving again: the merge looks every 5 s, then the new incarnation starts. */
+    /** From the resume to serving again: the merge looks every 2 s (TestClusters#quickMergeConfig), then the new incarnation starts. */
     private static final Duration HEAL = Duration.ofSeconds(30);
 
     private ClusterNode here;
