@@ -34,7 +34,7 @@ class PartitionTest {
     /** How long the link stays down. */
     private static final Duration PARTITION = Duration.ofSeconds(15);
     private static final Duration START = Duration.ofSeconds(90);
-    /** From the heal to serving again: the merge looks every 2 s (TestClusters#quickMergeConfig), then the new incarnation starts. */
+    /** From the heal to serving again: the merge looks every 5 s, then the new incarnation starts. */
     private static final Duration HEAL = Duration.ofSeconds(30);
 
     private NetworkNamespace namespace;
@@ -73,7 +73,7 @@ class PartitionTest {
     void aCoordinatorCutOffFifteenSecondsComesBackAsANewOwnerInOneCluster() throws Exception {
         namespace = NetworkNamespace.create();
         here = TestClusters.startHere(TestClusters.nodeOptions(TestClusters.freshName("kvpager-partition"), null, namespace.hostAddress())
-                .setQuorum(QUORUM).setConfig(TestClusters.quickMergeConfig()));
+                .setQuorum(QUORUM));
         cache = new CacheProcesses(here, "split", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0);
         SpawnedNode tp1 = cache.spawnWorker(1);

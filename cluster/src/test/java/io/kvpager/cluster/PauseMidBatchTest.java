@@ -63,7 +63,7 @@ class PauseMidBatchTest {
 
     @Test
     void aWorkerPausedInTheMiddleOfAMapBatchLeavesNothingHalfMapped() throws Exception {
-        here = TestClusters.startQuickHere(TestClusters.freshName("kvpager-midbatch-worker"));
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-midbatch-worker"));
         cache = new CacheProcesses(here, "midw", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0);
         SpawnedNode tp1 = cache.spawnWorker(1, delayedPageOne(12_000), 4L << 30);
@@ -119,7 +119,7 @@ class PauseMidBatchTest {
 
     @Test
     void aCoordinatorPausedInTheMiddleOfAMapBatchComesBackAsANewOwner() throws Exception {
-        here = TestClusters.startQuickHere(TestClusters.freshName("kvpager-midbatch-coordinator"));
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-midbatch-coordinator"));
         cache = new CacheProcesses(here, "midc", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0);
         SpawnedNode tp1 = cache.spawnWorker(1, delayedPageOne(4_000), 4L << 30);
@@ -129,8 +129,9 @@ class PauseMidBatchTest {
         coordinator.awaitReady(START);
         String before = cache.ownerOn(0);
 
-        // its deadline outlasts the pause (removal after 10 s, the grace after it) and the resume's displacement
-        Future<JsonObject> inFlight = cache.alloc(BATCH_BLOCKS, 25_000);
+        // its deadline outlasts the pause (removal after 10 s, the grace after it) and the resume's displacement;
+        // the test checks the new owner while it runs
+        Future<JsonObject> inFlight = cache.alloc(BATCH_BLOCKS, 30_000);
         System.out.println("tp1 said: " + tp1.awaitLine(IN_THE_MIDDLE, START));
         long paused = System.nanoTime();
         coordinator.pause();

@@ -109,7 +109,7 @@ class PauseSoakTest {
     @Test
     void pausesOfRandomProcessesUnderTrafficLeakNothingOverGrantNothingAndLeaveNothingStuck() throws Exception {
         SplittableRandom random = new SplittableRandom(SEED);
-        here = TestClusters.startQuickHere(TestClusters.freshName("kvpager-pause-soak"));
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause-soak"));
         cache = new CacheProcesses(here, "psoak", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0, new JsonArray(), GPU_BYTES);
         SpawnedNode tp1 = cache.spawnWorker(1, new JsonArray(), GPU_BYTES);

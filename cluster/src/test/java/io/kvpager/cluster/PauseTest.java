@@ -44,7 +44,7 @@ class PauseTest {
     /** The most the removal (and the release) may take. */
     private static final Duration PAUSE = Duration.ofSeconds(25);
     private static final Duration START = Duration.ofSeconds(90);
-    /** From the resume to serving again: the merge looks every 2 s (TestClusters#quickMergeConfig), then the new incarnation starts. */
+    /** From the resume to serving again: the merge looks every 5 s, then the new incarnation starts. */
     private static final Duration HEAL = Duration.ofSeconds(30);
 
     private ClusterNode here;
@@ -62,7 +62,7 @@ class PauseTest {
 
     @Test
     void aPausedCoordinatorComesBackAsANewOwnerInOneCluster() throws Exception {
-        here = TestClusters.startQuickHere(TestClusters.freshName("kvpager-pause"));
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause"));
         cache = new CacheProcesses(here, "pause", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0);
         SpawnedNode tp1 = cache.spawnWorker(1);
@@ -98,7 +98,7 @@ class PauseTest {
 
     @Test
     void aPausedWorkerComesBackAndTheCacheServesAgain() throws Exception {
-        here = TestClusters.startQuickHere(TestClusters.freshName("kvpager-pause-worker"));
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause-worker"));
         cache = new CacheProcesses(here, "wpause", GRACE_MS);
         SpawnedNode tp0 = cache.spawnWorker(0);
         SpawnedNode tp1 = cache.spawnWorker(1);

@@ -27,8 +27,8 @@ import java.util.List;
  * {@code alloc}, {@code free} and {@code stats} to the coordinator, {@code stats} to each worker.
  * Geometry: 2 layers × K and V of 64 KiB blocks, 2 MiB pages (32 blocks per page id, one 8 MiB
  * handle per page id and rank), 16 page ids. Every node binds the address of the test's node and
- * has its quorum and its member config file, except a coordinator spawned in a
- * {@link NetworkNamespace}, which binds the namespace's end.
+ * has its quorum, except a coordinator spawned in a {@link NetworkNamespace}, which binds the
+ * namespace's end.
  */
 public final class CacheProcesses implements AutoCloseable {
 
@@ -87,7 +87,7 @@ public final class CacheProcesses implements AutoCloseable {
         // the namespace is the node's alone: the first member port is free there
         ClusterNodeOptions node = new ClusterNodeOptions().setClusterName(here.options().getClusterName())
                 .setHost(namespace.innerAddress()).setMemberPort(ClusterNodeOptions.DEFAULT_MEMBER_PORT)
-                .setMembers(List.of(here.memberAddress())).setQuorum(here.options().getQuorum()).setConfig(here.options().getConfig());
+                .setMembers(List.of(here.memberAddress())).setQuorum(here.options().getQuorum());
         SpawnedNode spawnedNode = SpawnedNode.spawn(instance + "-coordinator-" + (++serial),
                 TestClusters.spec(node, new JsonArray(), new JsonArray().add(options().toJson())), namespace.launcher(),
                 SpawnedNode.SMALL_JVM);
@@ -104,7 +104,7 @@ public final class CacheProcesses implements AutoCloseable {
 
     private SpawnedNode spawn(String role, JsonArray workers, JsonArray caches) {
         ClusterNodeOptions options = TestClusters.nodeOptions(here.options().getClusterName(), here.memberAddress(), here.options().getHost())
-                .setQuorum(here.options().getQuorum()).setConfig(here.options().getConfig());
+                .setQuorum(here.options().getQuorum());
         SpawnedNode node = SpawnedNode.spawn(instance + "-" + role + "-" + (++serial), TestClusters.spec(options, workers, caches));
         spawned.add(node);
         return node;

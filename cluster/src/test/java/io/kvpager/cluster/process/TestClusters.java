@@ -7,15 +7,10 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -26,55 +21,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class TestClusters {
 
-    /**
-     * What {@link #quickMergeConfig()} changes in the packaged member config: each side of a split
-     * looks for the other every 2 s instead of 5 s. The heartbeat timeout stays 10 s: with 5 s, one
-     * run of the cluster tests out of two on the loaded 2-core machine saw a live worker suspected
-     * (no heartbeat for 5.1 s while the partitions of a paused member migrated) and removed.
-     */
-    private static final Map<String, String> QUICK_MERGE = Map.of(
-            "<property name=\"hazelcast.merge.first.run.delay.seconds\">5</property>",
-            "<property name=\"hazelcast.merge.first.run.delay.seconds\">2</property>",
-            "<property name=\"hazelcast.merge.next.run.delay.seconds\">5</property>",
-            "<property name=\"hazelcast.merge.next.run.delay.seconds\">2</property>");
-    private static Path quickMerge;
-
     private TestClusters() {
-    }
-
-    /**
-     * A member config file for tests that wait for a pause or a partition to be healed (the pause
-     * tests): the packaged config with the merge's look for the other side shortened
-     * ({@link #QUICK_MERGE}), so that a resumed or reconnected node is back in one cluster sooner.
-     * Give it to every node of the cluster ({@link ClusterNodeOptions#setConfig}).
-     */
-    public static synchronized String quickMergeConfig() {
-        if (quickMerge == null) {
-            try (InputStream in = TestClusters.class.getResourceAsStream("/io/kvpager/cluster/cluster.xml")) {
-                if (in == null) {
-                    throw new IllegalStateException("the packaged member config is not on the class path");
-                }
-                String config = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                for (Map.Entry<String, String> change : QUICK_MERGE.entrySet()) {
-                    if (!config.contains(change.getKey())) {
-                        throw new IllegalStateException("the packaged member config no longer says " + change.getKey());
-                    }
-                    config = config.replace(change.getKey(), change.getValue());
-                }
-                Path file = Files.createTempFile("kvpager-quick-merge-", ".xml");
-                file.toFile().deleteOnExit();
-                Files.writeString(file, config);
-                quickMerge = file;
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-        return quickMerge.toString();
-    }
-
-    /** Starts the first node of {@code cluster} in this JVM with the quick merge of {@link #quickMergeConfig()}. */
-    public static ClusterNode startQuickHere(String cluster) {
-        return startHere(nodeOptions(cluster, null).setConfig(quickMergeConfig()));
     }
 
     /** A cluster name no other run uses. */
