@@ -18,6 +18,7 @@ public sealed interface CoordinatorRequest {
     String FENCE = "fence";
     String BYTES = "bytes";
     String REVISION = "revision";
+    String RANKS_WITHIN_MS = "ranksWithinMs";
 
     /** The action this request is sent with. */
     CoordinatorAction action();
@@ -32,7 +33,7 @@ public sealed interface CoordinatorRequest {
         RequestBody body = new RequestBody(json);
         return switch (action) {
             case POOL -> new Pool();
-            case STATS -> new Stats();
+            case STATS -> new Stats(body.optionalLong(RANKS_WITHIN_MS, 1, Long.MAX_VALUE, 0));
             case ALLOC -> new Alloc(body.requireInt(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE));
             case FREE -> new Free(body.requireInts(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE), body.optionalString(OWNER));
             case FENCE -> new Fence();
@@ -63,10 +64,31 @@ public sealed interface CoordinatorRequest {
     }
 
     /** {@code stats}: the cache's stats. */
-    record Stats() implements CoordinatorRequest {
+    /**
+     * {@code stats}; {@code ranksWithinMs}, when given (above 0), how long the coordinator waits for
+     * each rank's stats before counting the rank as not answering (down), so that a client with a
+     * short timeout hears of a silent rank instead of timing out on the coordinator; 0 (left out)
+     * waits for the send timeout.
+     */
+    record Stats(long ranksWithinMs) implements CoordinatorRequest {
+        public Stats() {
+            this(0);
+        }
+
+        public Stats {
+            if (ranksWithinMs < 0) {
+                throw new IllegalArgumentException(RANKS_WITHIN_MS + " must be 0 (the send timeout) or more, got " + ranksWithinMs);
+            }
+        }
+
         @Override
         public CoordinatorAction action() {
             return CoordinatorAction.STATS;
+        }
+
+        @Override
+        public JsonObject toJson() {
+            return ranksWithinMs == 0 ? new JsonObject() : new JsonObject().put(RANKS_WITHIN_MS, ranksWithinMs);
         }
     }
 

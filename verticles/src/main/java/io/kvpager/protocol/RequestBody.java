@@ -58,6 +58,11 @@ public final class RequestBody {
         return json.getValue(name) == null ? absent : requireInt(name, min, max);
     }
 
+    /** An optional integer field within {@code [min, max]}; {@code absent} when it is missing or null. */
+    public long optionalLong(String name, long min, long max, long absent) {
+        return json.getValue(name) == null ? absent : requireLong(name, min, max);
+    }
+
     /**
      * An optional object field, read with the same strictness; its refusals name the field as
      * {@code name.field}. Null when it is missing or null.

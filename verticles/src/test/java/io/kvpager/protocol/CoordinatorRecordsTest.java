@@ -21,7 +21,7 @@ class CoordinatorRecordsTest {
     static CoordinatorRequest example(CoordinatorAction action) {
         return switch (action) {
             case POOL -> new CoordinatorRequest.Pool();
-            case STATS -> new CoordinatorRequest.Stats();
+            case STATS -> new CoordinatorRequest.Stats(500);
             case ALLOC -> new CoordinatorRequest.Alloc(3);
             case FREE -> new CoordinatorRequest.Free(new int[] {0, 1, 2});
             case FENCE -> new CoordinatorRequest.Fence();
@@ -50,6 +50,14 @@ class CoordinatorRecordsTest {
     }
 
     @Test
+    void statsWithoutRanksWithinMsWaitsTheSendTimeout() {
+        assertThat(new CoordinatorRequest.Stats().toJson()).isEqualTo(new JsonObject());
+        assertThat(CoordinatorRequest.fromJson(CoordinatorAction.STATS, new JsonObject())).isEqualTo(new CoordinatorRequest.Stats(0));
+        assertThatThrownBy(() -> new CoordinatorRequest.Stats(-1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ranksWithinMs must be 0");
+    }
+
+    @Test
     void aFreeOwnsItsBlocks() {
         int[] blocks = {4, 5};
         CoordinatorRequest.Free free = new CoordinatorRequest.Free(blocks);
@@ -68,6 +76,8 @@ class CoordinatorRecordsTest {
             "retired|{\"fence\": \"1\"}|fence must be an integer",
             "limit|{\"revision\": 1}|bytes is required",
             "limit|{\"bytes\": 1, \"revision\": null}|revision must be an integer, got null",
+            "stats|{\"ranksWithinMs\": 0}|ranksWithinMs must be",
+            "stats|{\"ranksWithinMs\": \"1s\"}|ranksWithinMs must be an integer",
     })
     void aMissingOrMistypedFieldIsRefusedNamingIt(String action, String body, String message) {
         assertThatThrownBy(() -> CoordinatorRequest.fromJson(CoordinatorAction.of(action), new JsonObject(body)))

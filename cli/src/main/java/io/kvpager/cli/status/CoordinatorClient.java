@@ -37,8 +37,18 @@ public final class CoordinatorClient {
         return BusAddress.coordinator(instance);
     }
 
+    /**
+     * The instance's stats; its coordinator counts a rank that has not answered within half the
+     * timeout as down, so that a paused worker shows as a rank down (not ready) rather than its
+     * coordinator as unreachable.
+     */
     public Future<CacheStats> stats(String instance) {
-        return ask(instance, new CoordinatorRequest.Stats()).map(CacheStats::fromJson);
+        return ask(instance, new CoordinatorRequest.Stats(ranksWithinMs())).map(CacheStats::fromJson);
+    }
+
+    /** How long the coordinator may wait for its ranks: half the timeout, leaving it the rest to answer. */
+    long ranksWithinMs() {
+        return Math.max(1, timeoutMs / 2);
     }
 
     /**

@@ -2,7 +2,6 @@ package io.kvpager.impl.broker;
 
 import io.kvpager.internal.books.SealedBooks;
 import io.kvpager.internal.membership.ClusterMembership;
-import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.Owner;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -22,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * Rebuilds every GPU's budget record from the truth after the membership changes: Hazelcast's maps
@@ -34,7 +34,13 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>raises the share of each pool that runs here to what its lease holds ({@link GpuLease#leased},
  *       never below what its memory holds), where the record shows less or nothing;</li>
  * </ul>
- * each by compare-and-set of the whole record, as {@link GpuBroker} writes it. A record whose shares
+ * each by compare-and-set of the whole record, as {@link GpuBroker} writes it. Who is a member and
+ * which pools run here are asked again after each read of a record, right before deciding on it: a
+ * pool registers here before its first claim, so a share that a read shows was claimed by a pool
+ * running here, or by a member, whatever started meanwhile (a new incarnation of a displaced pool,
+ * a node that merged back). A round that judged on what ran when it began would remove the share of
+ * a pool that opened while it waited for the record, leaving that pool's memory uncounted.
+ * A record whose shares
  * then exceed the GPU's capacity (two sides granted the same free bytes) is logged as over-granted:
  * the leases' surplus goes back as their pools go idle, and no new grant is made while it lasts,
  * since {@link GpuBroker} judges every grant against the record.
@@ -60,7 +66,7 @@ public final class ShareReconcile {
         ClusterMembership membership = ClusterMembership.of(vertx);
         if (membership != null && WATCHED.putIfAbsent(membership, Boolean.TRUE) == null) {
             Context own = ((VertxInternal) vertx).createEventLoopContext();
-            Runnable run = () -> reconcile(vertx, membership.nodes(), membership.nodeId())
+            Runnable run = () -> reconcile(vertx, membership::nodes, membership.nodeId())
                     .onFailure(e -> log.warn("reconciling the GPU budget records failed: {}; the next membership change tries again",
                             e.getMessage()));
             membership.subscribeChanges(own, run);
@@ -81,7 +87,13 @@ public final class ShareReconcile {
      * that run on {@code localNode}; completes with the records rewritten.
      */
     public static Future<Integer> reconcile(Vertx vertx, Set<String> members, String localNode) {
-        Set<Owner> owners = ownersHere(vertx);
+        Set<String> fixed = Set.copyOf(members);
+        return reconcile(vertx, () -> fixed, localNode);
+    }
+
+    /** As {@link #reconcile(Vertx, Set, String)}, asking {@code members} for the cluster's nodes at each decision. */
+    static Future<Integer> reconcile(Vertx vertx, Supplier<Set<String>> members, String localNode) {
+        Supplier<Set<Owner>> owners = () -> ownersHere(vertx);
         return leasesHere(vertx).compose(leases -> SealedBooks.keptText(vertx, GpuBroker.SHARES)
                 .compose(shares -> SealedBooks.keptLongs(vertx, GpuBroker.CAPACITIES)
                         .compose(capacities -> shares.keys().compose(recorded -> {
@@ -135,9 +147,14 @@ public final class ShareReconcile {
         });
     }
 
-    private static Future<Boolean> reconcile(AsyncMap<String, String> shares, String gpu, Long capacity, Set<String> members,
-                                             String localNode, Set<Owner> owners, Map<String, Held> here, int round) {
+    private static Future<Boolean> reconcile(AsyncMap<String, String> shares, String gpu, Long capacity, Supplier<Set<String>> membersNow,
+                                             String localNode, Supplier<Set<Owner>> ownersNow, Map<String, Held> leased, int round) {
         return shares.get(gpu).compose(text -> {
+            // judged on who runs now, after the read: see the class comment
+            Set<String> members = membersNow.get();
+            Set<Owner> owners = ownersNow.get();
+            Map<String, Held> here = new LinkedHashMap<>(leased);
+            here.values().removeIf(held -> !owners.contains(held.owner()));
             GpuShares now = GpuShares.parse(text);
             Map<String, GpuShares.Share> next = new LinkedHashMap<>(now.shares());
             List<String> changes = new ArrayList<>();
@@ -179,7 +196,7 @@ public final class ShareReconcile {
                     return Future.failedFuture(new IllegalStateException("gpu " + gpu + ": gave up reconciling its record after "
                             + MAX_ROUNDS + " rounds lost to other writers"));
                 }
-                return reconcile(shares, gpu, capacity, members, localNode, owners, here, round + 1);
+                return reconcile(shares, gpu, capacity, membersNow, localNode, ownersNow, leased, round + 1);
             });
         });
     }

@@ -595,9 +595,19 @@ public final class Coordinator {
     }
 
     public Future<CacheStats> stats() {
+        return stats(0);
+    }
+
+    /**
+     * The cache's stats, each rank's as it answers within {@code ranksWithinMs} (0: the send
+     * timeout); a rank silent that long (a paused process) is down in them, named with the time it
+     * was given, and the cache degraded.
+     */
+    public Future<CacheStats> stats(long ranksWithinMs) {
         PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId(), downMisses);
         Future<List<GpuStats>> gpus = budget.stats();
-        return fanOut.toAll(new StatsRequest()).compose(replies -> gpus.map(gpuStats -> {
+        long within = ranksWithinMs <= 0 ? fanOut.sendTimeoutMs() : Math.min(ranksWithinMs, fanOut.sendTimeoutMs());
+        return fanOut.send(fanOut.pool().ranks(), new StatsRequest(), within).compose(replies -> gpus.map(gpuStats -> {
             List<RankStats> ranks = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
                 ranks.add(rankStats(reply, pool.group()));

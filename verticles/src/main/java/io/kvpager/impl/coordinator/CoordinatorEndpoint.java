@@ -77,7 +77,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
         Coordinator coordinator = incarnation.get();
         return switch (request) {
             case CoordinatorRequest.Pool p -> Future.succeededFuture(poolReply(coordinator.pool()).toJson());
-            case CoordinatorRequest.Stats s -> coordinator.stats().map(stats -> stats.toJson());
+            case CoordinatorRequest.Stats s -> coordinator.stats(s.ranksWithinMs()).map(stats -> stats.toJson());
             case CoordinatorRequest.Alloc alloc -> coordinator.alloc(alloc.blocks()).map(a -> new CoordinatorReply.Alloc(a).toJson());
             case CoordinatorRequest.Free free -> coordinator.free(free.blocks(), free.owner()).map(CoordinatorEndpoint::done);
             case CoordinatorRequest.Fence f -> Future.succeededFuture(new CoordinatorReply.Fence(coordinator.fence()).toJson());

@@ -12,8 +12,11 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -30,9 +33,11 @@ import java.util.Set;
  * (a worker stopping, or one without the address) changes nothing: the request's own answer or
  * timeout decides.
  *
- * <p>One periodic timer looks at the requests outstanding, and runs only while there are some; a
- * request answered before {@code afterMs} costs an entry in a set. Confined to the fan-out's
- * context.
+ * <p>One probe per rank at a time: the requests to a rank that fall due while its probe is out
+ * wait for that probe's answer, so a hundred requests in flight to a paused rank cost one probe,
+ * not a hundred. One periodic timer looks at the requests outstanding, and runs only while there
+ * are some; a request answered before {@code afterMs} costs an entry in a set. Confined to the
+ * fan-out's context.
  */
 final class RankProbe {
 
@@ -41,6 +46,9 @@ final class RankProbe {
     private final long afterMs;
     private final long timeoutMs;
     private final Set<Watch> outstanding = new LinkedHashSet<>();
+    /** Per rank address, the requests waiting for the probe out to it now. */
+    private final Map<String, List<Watch>> probing = new HashMap<>();
+    private long probesSent;
     private long timer = -1;
 
     /**
@@ -55,6 +63,11 @@ final class RankProbe {
         this.bus = bus;
         this.afterMs = afterMs;
         this.timeoutMs = timeoutMs;
+    }
+
+    /** How many probes were sent. */
+    long probesSent() {
+        return probesSent;
     }
 
     /** How long after a request is sent, at most, a silent rank is named: the wait, then the probe's timeout. */
@@ -94,37 +107,48 @@ final class RankProbe {
             return;
         }
         long now = System.nanoTime();
-        List<Watch> due = new ArrayList<>();
+        Map<String, List<Watch>> due = new LinkedHashMap<>();
         for (Watch watch : outstanding) {
             if (!watch.probing && now - watch.lastHeardNanos >= afterMs * 1_000_000) {
-                due.add(watch);
+                due.computeIfAbsent(watch.rankAddress, a -> new ArrayList<>()).add(watch);
             }
         }
-        for (Watch watch : due) {
-            probe(watch);
-        }
+        due.forEach((address, watches) -> {
+            watches.forEach(watch -> watch.probing = true);
+            List<Watch> waiting = probing.get(address);
+            if (waiting != null) {
+                // the rank's probe is out: its answer is theirs too
+                waiting.addAll(watches);
+            } else {
+                probe(address, new ArrayList<>(watches));
+            }
+        });
     }
 
-    private void probe(Watch watch) {
-        watch.probing = true;
+    private void probe(String rankAddress, List<Watch> waiting) {
+        probing.put(rankAddress, waiting);
+        probesSent++;
         long sentAt = System.nanoTime();
         DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
-        bus.request(WorkerProtocol.aliveAddress(watch.rankAddress), new JsonObject(), delivery).onComplete(answer -> {
-            watch.probing = false;
-            if (answer.succeeded()) {
-                watch.lastHeardNanos = System.nanoTime();
-                return;
-            }
+        bus.request(WorkerProtocol.aliveAddress(rankAddress), new JsonObject(), delivery).onComplete(answer -> {
+            probing.remove(rankAddress);
             long waitedMs = (System.nanoTime() - sentAt) / 1_000_000;
-            if (answer.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.TIMEOUT && waitedMs >= timeoutMs) {
-                outstanding.remove(watch);
-                long outstandingMs = (System.nanoTime() - watch.sentNanos) / 1_000_000;
-                watch.outcome.tryFail(new Silent(watch.rank.name() + " did not answer " + watch.action + " within " + outstandingMs
-                        + " ms, nor a liveness probe within " + timeoutMs + " ms (" + watch.rankAddress
-                        + "): its process is not running (paused, or cut off from this node)"));
-            } else {
-                // no consumer for probes (stopping, or a worker without one): the request's own answer decides
-                outstanding.remove(watch);
+            boolean silent = answer.failed() && answer.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.TIMEOUT
+                    && waitedMs >= timeoutMs;
+            for (Watch watch : waiting) {
+                watch.probing = false;
+                if (answer.succeeded()) {
+                    watch.lastHeardNanos = System.nanoTime();
+                } else if (silent) {
+                    outstanding.remove(watch);
+                    long outstandingMs = (System.nanoTime() - watch.sentNanos) / 1_000_000;
+                    watch.outcome.tryFail(new Silent(watch.rank.name() + " did not answer " + watch.action + " within " + outstandingMs
+                            + " ms, nor a liveness probe within " + timeoutMs + " ms (" + watch.rankAddress
+                            + "): its process is not running (paused, or cut off from this node)"));
+                } else {
+                    // no consumer for probes (stopping, or a worker without one): the request's own answer decides
+                    outstanding.remove(watch);
+                }
             }
         });
     }

@@ -5,7 +5,9 @@ import io.kvpager.cache.KvCache;
 import io.kvpager.cache.SimPool;
 import io.kvpager.protocol.Owner;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.shareddata.AsyncMap;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
@@ -13,6 +15,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static io.kvpager.cache.SimPool.await;
 import static io.kvpager.impl.broker.GpuBrokerTest.on;
@@ -76,5 +80,55 @@ class ShareReconcileTest {
         for (GpuStats gpu : after) {
             assertThat(GpuShares.parse(await(shares.get(gpu.gpu()))).of(name + ".group0")).isNull();
         }
+    }
+
+    /**
+     * The soak's taken < held: a round began while the old incarnation of a pool still ran here, the
+     * new incarnation opened and claimed its share while the round waited (here: for the old pool's
+     * busy context), and the round, judging on the pools that ran when it began, took the new
+     * owner's share for a gone one's and removed it, leaving that pool's memory uncounted.
+     */
+    @Test
+    void aPoolThatOpensWhileARoundWaitsKeepsItsShare(Vertx vertx) throws Exception {
+        Context context = vertx.getOrCreateContext();
+        GpuBroker broker = on(context, () -> GpuBroker.open(vertx, "gpu-reconcile-race", 100));
+        // an owner on this node that no pool here runs any more: its share goes
+        assertThat(on(context, () -> broker.claim("closed", new Owner("node-here", 7), 10))).isTrue();
+        // the old incarnation runs on a context that is busy when the round asks it for its leases
+        Context busy = ((VertxInternal) vertx).createWorkerContext();
+        PoolBudget old = new PoolBudget(vertx, "old", "p", new Owner("node-here", 1), 10);
+        on(busy, () -> {
+            ShareReconcile.opened(vertx, old);
+            return Future.succeededFuture();
+        });
+        CountDownLatch blocked = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        busy.runOnContext(v -> {
+            blocked.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(blocked.await(10, TimeUnit.SECONDS)).isTrue();
+
+        Future<Integer> round = ShareReconcile.reconcile(vertx, Set.of("node-here"), "node-here");
+        // meanwhile the new incarnation opens (registered before its first claim, as PoolBudget#open does) and claims
+        Owner born = new Owner("node-here", 2);
+        PoolBudget next = new PoolBudget(vertx, "next", "p", born, 10);
+        assertThat(on(context, () -> {
+            ShareReconcile.opened(vertx, next);
+            return broker.claim("p", born, 30);
+        })).isTrue();
+        release.countDown();
+        await(round);
+
+        GpuShares now = on(context, broker::shares);
+        assertThat(now.shares()).as("the new incarnation's share, the closed owner's gone").containsOnlyKeys("p");
+        assertThat(now.of("p").owner()).isEqualTo(born);
+        assertThat(now.total()).as("taken >= what the new incarnation claimed").isEqualTo(30);
+        ShareReconcile.closed(vertx, old);
+        ShareReconcile.closed(vertx, next);
     }
 }

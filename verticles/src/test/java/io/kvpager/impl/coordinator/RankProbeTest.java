@@ -4,6 +4,7 @@ import io.kvpager.FailureCode;
 import io.kvpager.protocol.PoolRanks;
 import io.kvpager.protocol.StatsRequest;
 import io.kvpager.protocol.WorkerProtocol;
+import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -11,7 +12,9 @@ import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -66,6 +69,31 @@ class RankProbeTest {
         assertThat(reply[0].failure().message()).contains("pp0/tp0 did not answer stats within", "nor a liveness probe within "
                 + PROBE_TIMEOUT_MS + " ms", "its process is not running");
         assertThat(tookMs).as("ms to name the rank").isGreaterThanOrEqualTo(AFTER_MS + PROBE_TIMEOUT_MS).isLessThan(SEND_TIMEOUT_MS);
+    }
+
+    @Test
+    void aHundredRequestsToASilentRankShareOneProbe(Vertx vertx) throws Exception {
+        String address = WorkerProtocol.rankAddress("crowd", 0, 0);
+        vertx.eventBus().consumer(address, message -> { }).completion().await();
+        AtomicInteger probes = new AtomicInteger();
+        vertx.eventBus().consumer(WorkerProtocol.aliveAddress(address), message -> probes.incrementAndGet()).completion().await();
+        PoolRanks pool = new PoolRanks("crowd", List.of(0), 1, 0);
+        Promise<List<RankReply>> replies = Promise.promise();
+        RankFanOut[] fanOut = new RankFanOut[1];
+        vertx.getOrCreateContext().runOnContext(v -> {
+            fanOut[0] = new RankFanOut(vertx.eventBus(), pool, SEND_TIMEOUT_MS).probeSilentRanks(vertx, AFTER_MS, PROBE_TIMEOUT_MS);
+            List<Future<List<RankReply>>> all = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                all.add(fanOut[0].toAll(new StatsRequest()));
+            }
+            Future.all(all).map(done -> all.stream().map(f -> f.result().getFirst()).toList()).onComplete(replies);
+        });
+        List<RankReply> answered = replies.future().await(10, TimeUnit.SECONDS);
+        assertThat(answered).hasSize(100).allSatisfy(reply -> {
+            assertThat(reply.code()).isEqualTo(FailureCode.TIMEOUT);
+            assertThat(reply.failure().message()).contains("nor a liveness probe within " + PROBE_TIMEOUT_MS + " ms");
+        });
+        assertThat(probes.get()).as("probes the silent rank received").isEqualTo(1);
     }
 
     @Test
