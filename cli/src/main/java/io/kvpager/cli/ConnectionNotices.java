@@ -20,6 +20,11 @@ import java.util.regex.Pattern;
  *       Ctrl-C) every other node printed it, though nothing was wrong, and the leaving is told at
  *       INFO already. About a member that did not say so (it crashed, or its host is cut off) the
  *       line stays;</li>
+ *   <li>The same line, and "Member [host]:port ... is suspected to be dead for reason: No
+ *       connection", logged by a member of this process whose node is stopping
+ *       ({@link Departures#stopping}): when a whole cluster is stopped at once (SIGTERM to every
+ *       node), a node still closing saw the others go before they could say so, and printed both
+ *       about each, though nothing was wrong;</li>
  *   <li>"Connection[...] closed. Reason: Exception in Connection[...]" with the stack trace of the
  *       socket's {@link IOException} (broken pipe, reset by peer: a member was killed) is said in
  *       one line, the exception's text at its end, instead of fourteen.</li>
@@ -30,6 +35,8 @@ public final class ConnectionNotices extends TurboFilter {
 
     static final String ERRORS_LOGGER = "com.hazelcast.internal.server.tcp.TcpServerConnectionErrorHandler";
     static final String CONNECTION_LOGGER = "com.hazelcast.internal.server.tcp.TcpServerConnection";
+    static final String HAZELCAST = "com.hazelcast.";
+    static final String SUSPECTED = "is suspected to be dead";
     private static final Pattern ENDPOINT = Pattern.compile("endpoint (\\[[^\\]]+\\]:\\d+)");
 
     private final AtomicLong dropped = new AtomicLong();
@@ -39,6 +46,11 @@ public final class ConnectionNotices extends TurboFilter {
     public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
         if (format == null || level != Level.WARN) {
             return FilterReply.NEUTRAL;
+        }
+        if (logger.getName().startsWith(HAZELCAST) && (format.contains("Connection refused") || format.contains(SUSPECTED))
+                && Departures.loggedWhileStopping(format)) {
+            dropped.incrementAndGet();
+            return FilterReply.DENY;
         }
         if (ERRORS_LOGGER.equals(logger.getName()) && format.contains("Connection refused")) {
             Matcher endpoint = ENDPOINT.matcher(format);
@@ -57,7 +69,7 @@ public final class ConnectionNotices extends TurboFilter {
         return FilterReply.NEUTRAL;
     }
 
-    /** How many "Connection refused" lines about leaving members this filter has dropped. */
+    /** How many lines about leaving members, or logged by a stopping member, this filter has dropped. */
     public long dropped() {
         return dropped.get();
     }

@@ -56,6 +56,34 @@ class ConnectionNoticesTest {
     }
 
     @Test
+    void whatAStoppingMemberLogsAboutItsPeersIsDroppedAndOnlyThat() {
+        ConnectionNotices notices = new ConnectionNotices();
+        Logger connections = context.getLogger(ConnectionNotices.ERRORS_LOGGER);
+        Logger membership = context.getLogger("com.hazelcast.internal.cluster.impl.MembershipManager");
+        int self = freePort();
+        int peer = freePort();
+        int other = freePort();
+        String refused = "[127.0.0.1]:" + self + " [three] [5.3.8] Removing connection to endpoint [127.0.0.1]:" + peer
+                + " Cause => java.io.IOException {Connection refused to address /127.0.0.1:" + peer + "}, Error-Count: 5";
+        String suspected = "[127.0.0.1]:" + self + " [three] [5.3.8] Member [127.0.0.1]:" + peer + " - 742cdc52 is suspected to be"
+                + " dead for reason: No connection";
+        String othersSuspicion = suspected.replace("[127.0.0.1]:" + self + " ", "[127.0.0.1]:" + other + " ");
+        assertThat(notices.decide(null, connections, Level.WARN, refused, null, null)).as("before the stop").isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.decide(null, membership, Level.WARN, suspected, null, null)).isEqualTo(FilterReply.NEUTRAL);
+
+        Departures.stopping("127.0.0.1", self);
+        assertThat(notices.decide(null, connections, Level.WARN, refused, null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, membership, Level.WARN, suspected, null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, membership, Level.WARN, othersSuspicion, null, null))
+                .as("logged by another member of the process, not stopping").isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.decide(null, membership, Level.WARN, "[127.0.0.1]:" + self + " [three] [5.3.8] Merge failed", null, null))
+                .as("another line of the stopping member").isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.decide(null, context.getLogger("io.kvpager.Other"), Level.WARN, suspected, null, null))
+                .as("not Hazelcast's").isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.dropped()).isEqualTo(2);
+    }
+
+    @Test
     void aConnectionClosedByABrokenPipeIsOneLine() {
         ConnectionNotices notices = new ConnectionNotices();
         notices.start();

@@ -231,6 +231,12 @@ public final class ClusterNode {
     public synchronized Future<Void> close() {
         if (closing == null) {
             long began = System.nanoTime();
+            try {
+                com.hazelcast.cluster.Address self = manager.getHazelcastInstance().getCluster().getLocalMember().getAddress();
+                Departures.stopping(self.getHost(), self.getPort());
+            } catch (RuntimeException notRunning) {
+                // its member already stopped: it logs nothing more about its peers
+            }
             String id = nodeId();
             closing = directory().leave().timeout(LEAVE_DIRECTORY_TIMEOUT_S, TimeUnit.SECONDS).transform(left -> {
                 if (left.failed()) {

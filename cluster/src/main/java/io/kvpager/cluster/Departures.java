@@ -2,6 +2,7 @@ package io.kvpager.cluster;
 
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -10,7 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * A node that leaves gracefully is taken off the others' member lists only once their connection
  * monitor gives up on it, after a few refused reconnections; the log filter of the command line
  * ({@code io.kvpager.cli.ConnectionNotices}) reads this to keep that expected "Connection refused"
- * out of an ordinary stop, while the same line about a member that crashed still shows.
+ * out of an ordinary stop, while the same line about a member that crashed still shows. It also
+ * keeps the members of this process that are stopping themselves ({@link #stopping}): what they
+ * log about their peers going away then is the stop itself.
  */
 public final class Departures {
 
@@ -18,6 +21,7 @@ public final class Departures {
     static final long REMEMBER_NANOS = 60_000_000_000L;
     private static final int MOST = 256;
     private static final Map<String, Long> SAID = new ConcurrentHashMap<>();
+    private static final Set<String> STOPPING = ConcurrentHashMap.newKeySet();
 
     private Departures() {
     }
@@ -37,6 +41,24 @@ public final class Departures {
     public static boolean said(String endpoint) {
         Long at = endpoint == null ? null : SAID.get(endpoint);
         return at != null && System.nanoTime() - at < REMEMBER_NANOS;
+    }
+
+    /**
+     * This process's member at {@code host}:{@code port} is stopping (its node is closing): from here
+     * on, what it logs about losing its peers (their connections refused, them suspected dead) is the
+     * expected end of a stop in which the others stop too, as when a whole cluster gets SIGTERM.
+     */
+    public static void stopping(String host, int port) {
+        STOPPING.add(endpoint(host, port));
+    }
+
+    /**
+     * Whether {@code line} was logged by a member of this process that is stopping: Hazelcast begins
+     * each line of a member with that member's endpoint ({@code [127.0.0.1]:5703 [cluster] ...}).
+     */
+    public static boolean loggedWhileStopping(String line) {
+        int end = line == null ? -1 : line.indexOf(' ');
+        return end > 0 && STOPPING.contains(line.substring(0, end));
     }
 
     /** How Hazelcast writes a member's endpoint in its log lines. */
