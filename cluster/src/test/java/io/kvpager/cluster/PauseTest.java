@@ -126,6 +126,13 @@ class PauseTest {
             System.out.printf("worker paused: a request named it %d ms after SIGSTOP: %s%n", namedMs, named.encode());
             assertThat(named.getString("detail")).contains("pp0/tp1 TIMEOUT", "liveness probe");
             assertThat(namedMs).as("ms from SIGSTOP to a request naming the rank").isLessThan(SILENT_NAMED_MS);
+            // status meanwhile: the coordinator answers within its bound, the paused rank down, the cache degraded
+            // (not unreachable), though a budget record the paused member owns in the shared map cannot be read now
+            long asked = System.nanoTime();
+            JsonObject stats = await(cache.cacheStats(500, 1_500));
+            System.out.printf("worker paused: stats answered in %d ms: %s%n", (System.nanoTime() - asked) / 1_000_000, stats.getString("reason"));
+            assertThat(stats.getString("state")).as(stats.encode()).isEqualTo("degraded");
+            assertThat(stats.getString("reason")).contains("pp0/tp1");
             // removed: the coordinator counts the rank down, and an allocation names it instead of waiting
             await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
             System.out.printf("worker paused: its node removed %d ms after SIGSTOP%n", (System.nanoTime() - paused) / 1_000_000);

@@ -134,6 +134,14 @@ public final class CacheProcesses implements AutoCloseable {
         return toCoordinator("stats", new JsonObject(), REQUEST_TIMEOUT_MS);
     }
 
+    /**
+     * The cache's stats as {@code kvpager status} asks them: each rank's within {@code ranksWithinMs},
+     * the answer within {@code timeoutMs}.
+     */
+    public Future<JsonObject> cacheStats(long ranksWithinMs, long timeoutMs) {
+        return toCoordinator("stats", new JsonObject().put("ranksWithinMs", ranksWithinMs), timeoutMs);
+    }
+
     private Future<JsonObject> toCoordinator(String action, JsonObject body, long timeoutMs) {
         return here.vertx().eventBus().<JsonObject>request("kvpager." + instance + ".coordinator", body,
                 new DeliveryOptions().addHeader("action", action).setSendTimeout(timeoutMs)).map(m -> m.body());

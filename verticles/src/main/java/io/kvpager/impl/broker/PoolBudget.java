@@ -494,10 +494,21 @@ public final class PoolBudget {
 
     /** Each brokered GPU: its capacity, the bytes all caches have taken there, and this pool's. */
     public Future<List<GpuStats>> stats() {
+        return stats(0);
+    }
+
+    /**
+     * As {@link #stats()}, a GPU's taken bytes (and the guarantee read with them) unknown (-1) where
+     * its record has not been read within {@code withinMs} (0: no bound): a shared map's entry whose
+     * owning member is paused answers only once that member is counted gone, and the stats of a
+     * cache are asked by status, which must answer before that.
+     */
+    public Future<List<GpuStats>> stats(long withinMs) {
         List<GpuLease> all = List.copyOf(leases.values());
         List<Future<Long>> taken = new ArrayList<>(all.size());
         for (GpuLease lease : all) {
-            taken.add(lease.broker().taken());
+            Future<Long> read = lease.broker().taken();
+            taken.add(withinMs > 0 ? read.timeout(withinMs, java.util.concurrent.TimeUnit.MILLISECONDS) : read);
         }
         return Future.join(taken).transform(joined -> {
             List<GpuStats> stats = new ArrayList<>(all.size());

@@ -601,12 +601,13 @@ public final class Coordinator {
     /**
      * The cache's stats, each rank's as it answers within {@code ranksWithinMs} (0: the send
      * timeout); a rank silent that long (a paused process) is down in them, named with the time it
-     * was given, and the cache degraded.
+     * was given, and the cache degraded. Given a bound, a GPU whose budget record is not read within
+     * it (its map entry owned by a paused member) shows its taken bytes as unknown.
      */
     public Future<CacheStats> stats(long ranksWithinMs) {
         PoolStats poolStats = poolStats(ledger.stats(), options.geometry().bytesPerPageId(), downMisses);
-        Future<List<GpuStats>> gpus = budget.stats();
         long within = ranksWithinMs <= 0 ? fanOut.sendTimeoutMs() : Math.min(ranksWithinMs, fanOut.sendTimeoutMs());
+        Future<List<GpuStats>> gpus = budget.stats(ranksWithinMs <= 0 ? 0 : within);
         return fanOut.send(fanOut.pool().ranks(), new StatsRequest(), within).compose(replies -> gpus.map(gpuStats -> {
             List<RankStats> ranks = new ArrayList<>(replies.size());
             for (RankReply reply : replies) {
