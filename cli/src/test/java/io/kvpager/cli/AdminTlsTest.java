@@ -66,10 +66,8 @@ class AdminTlsTest {
     static void start() throws Exception {
         keys = dir.resolve("cluster.p12").toString();
         rogueKeys = dir.resolve("rogue.p12").toString();
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-test",
-                "-validity", "2", "-storetype", "PKCS12", "-keystore", keys, "-storepass", PASSWORD, "-keypass", PASSWORD);
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-rogue",
-                "-validity", "2", "-storetype", "PKCS12", "-keystore", rogueKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
+        TestKeyStores.p256(keys, "kvpager-test", PASSWORD);
+        TestKeyStores.p256(rogueKeys, "kvpager-rogue", PASSWORD);
         clusterName = "kvpager-admin-" + UUID.randomUUID().toString().substring(0, 8);
         int memberPort = freePort();
         ClusterNodeOptions options = new ClusterNodeOptions().setClusterName(clusterName).setHost("127.0.0.1").setMemberPort(memberPort)
@@ -234,17 +232,6 @@ class AdminTlsTest {
     private static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
-        }
-    }
-
-    private static void keytool(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-            throw new IllegalStateException("keytool " + args[0] + " failed: " + output);
         }
     }
 }

@@ -3,11 +3,7 @@ package io.kvpager.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -39,10 +35,8 @@ class EarlyClientTlsTest {
     static void stores() throws Exception {
         keys = dir.resolve("cluster.p12").toString();
         rogueKeys = dir.resolve("rogue.p12").toString();
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "Ed25519", "-dname", "CN=kvpager-test", "-validity", "2",
-                "-storetype", "PKCS12", "-keystore", keys, "-storepass", PASSWORD, "-keypass", PASSWORD);
-        keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kvpager-rogue", "-validity", "2",
-                "-storetype", "PKCS12", "-keystore", rogueKeys, "-storepass", PASSWORD, "-keypass", PASSWORD);
+        TestKeyStores.ed25519(keys, "kvpager-test", PASSWORD);
+        TestKeyStores.p256(rogueKeys, "kvpager-rogue", PASSWORD);
     }
 
     @Test
@@ -100,14 +94,4 @@ class EarlyClientTlsTest {
         assertThat(EarlyClientTls.rehearse(EndpointTls.clientContext(rogueKeys, PASSWORD, rogueKeys, PASSWORD))).isTrue();
     }
 
-    private static void keytool(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-            throw new IllegalStateException("keytool " + args[0] + " failed: " + output);
-        }
-    }
 }
