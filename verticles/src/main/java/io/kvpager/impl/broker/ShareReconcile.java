@@ -46,12 +46,19 @@ import java.util.function.Supplier;
  * since {@link GpuBroker} judges every grant against the record.
  *
  * <p>Runs on every node that opened a GPU broker, after each member joins or leaves and after this
- * node merges back into the cluster.
+ * node merges back into the cluster; and every {@link #RECHECK_MS} ms while pools run here it
+ * raises (never removes) the shares of its own pools, since the
+ * entries of the side that merges in are applied after the merge is announced, so a round run at
+ * the announcement can read this side's record (with a new incarnation's claim) and find nothing
+ * to do, before the larger side's record (without that claim) replaces it. A check that finds the
+ * record right reads it and writes nothing.
  */
 public final class ShareReconcile {
 
     private static final Logger log = LoggerFactory.getLogger(ShareReconcile.class);
     private static final int MAX_ROUNDS = 16;
+    /** How often each node checks the records against its pools, besides on every membership change. */
+    static final long RECHECK_MS = 2_000;
     /** The pools that run on each node (Vert.x), with the context each runs on. */
     private static final Map<Vertx, Map<PoolBudget, Context>> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     private static final Map<ClusterMembership, Boolean> WATCHED = Collections.synchronizedMap(new WeakHashMap<>());
@@ -71,6 +78,14 @@ public final class ShareReconcile {
                             e.getMessage()));
             membership.subscribeChanges(own, run);
             membership.subscribeDisplacement(own, why -> { }, run);
+            java.util.concurrent.atomic.AtomicBoolean checking = new java.util.concurrent.atomic.AtomicBoolean();
+            own.runOnContext(v -> vertx.setPeriodic(RECHECK_MS, id -> {
+                if (!LIVE.getOrDefault(vertx, Map.of()).isEmpty() && membership.displacedBecause() == null && checking.compareAndSet(false, true)) {
+                    reconcile(vertx, membership::nodes, membership.nodeId(), false)
+                            .onComplete(done -> checking.set(false))
+                            .onFailure(e -> log.debug("checking the GPU budget records failed: {}", e.getMessage()));
+                }
+            }));
         }
     }
 
@@ -93,6 +108,15 @@ public final class ShareReconcile {
 
     /** As {@link #reconcile(Vertx, Set, String)}, asking {@code members} for the cluster's nodes at each decision. */
     static Future<Integer> reconcile(Vertx vertx, Supplier<Set<String>> members, String localNode) {
+        return reconcile(vertx, members, localNode, true);
+    }
+
+    /**
+     * As {@link #reconcile(Vertx, Supplier, String)}; {@code remove} {@code false} only raises the
+     * shares of the pools here (the periodic check: a member that joined a moment ago may have
+     * claimed before this node hears of it, and its share must not go for that).
+     */
+    static Future<Integer> reconcile(Vertx vertx, Supplier<Set<String>> members, String localNode, boolean remove) {
         Supplier<Set<Owner>> owners = () -> ownersHere(vertx);
         return leasesHere(vertx).compose(leases -> SealedBooks.keptText(vertx, GpuBroker.SHARES)
                 .compose(shares -> SealedBooks.keptLongs(vertx, GpuBroker.CAPACITIES)
@@ -103,7 +127,7 @@ public final class ShareReconcile {
                             List<Future<Boolean>> done = new ArrayList<>();
                             for (String gpu : gpus) {
                                 done.add(capacities.get(gpu).compose(capacity -> reconcile(shares, gpu, capacity, members, localNode,
-                                        owners, leases.getOrDefault(gpu, Map.of()), 0)));
+                                        owners, leases.getOrDefault(gpu, Map.of()), remove, 0)));
                             }
                             return Future.all(done).map(all -> (int) done.stream().filter(Future::result).count());
                         }))));
@@ -148,7 +172,8 @@ public final class ShareReconcile {
     }
 
     private static Future<Boolean> reconcile(AsyncMap<String, String> shares, String gpu, Long capacity, Supplier<Set<String>> membersNow,
-                                             String localNode, Supplier<Set<Owner>> ownersNow, Map<String, Held> leased, int round) {
+                                             String localNode, Supplier<Set<Owner>> ownersNow, Map<String, Held> leased, boolean remove,
+                                             int round) {
         return shares.get(gpu).compose(text -> {
             // judged on who runs now, after the read: see the class comment
             Set<String> members = membersNow.get();
@@ -162,7 +187,7 @@ public final class ShareReconcile {
                 Owner owner = share.owner();
                 boolean departed = !members.contains(owner.nodeId());
                 boolean gone = owner.isOn(localNode) && !owners.contains(owner);
-                if (departed || gone) {
+                if (remove && (departed || gone)) {
                     next.remove(pool);
                     changes.add(pool + " of " + (departed ? "departed" : "gone") + " owner " + owner + " (" + share.bytes() + " bytes) removed");
                 }
@@ -196,7 +221,7 @@ public final class ShareReconcile {
                     return Future.failedFuture(new IllegalStateException("gpu " + gpu + ": gave up reconciling its record after "
                             + MAX_ROUNDS + " rounds lost to other writers"));
                 }
-                return reconcile(shares, gpu, capacity, membersNow, localNode, ownersNow, leased, round + 1);
+                return reconcile(shares, gpu, capacity, membersNow, localNode, ownersNow, leased, remove, round + 1);
             });
         });
     }

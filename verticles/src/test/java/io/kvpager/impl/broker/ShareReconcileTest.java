@@ -83,6 +83,35 @@ class ShareReconcileTest {
     }
 
     /**
+     * The periodic check only raises: a share the record lost comes back, while the share of an owner
+     * this node does not count as a member (one that joined a moment ago) stays.
+     */
+    @Test
+    void thePeriodicCheckRaisesTheSharesOfPoolsHereAndRemovesNothing(Vertx vertx) {
+        String name = "reconcile-check";
+        KvCache cache = await(KvCache.deploy(vertx, SimPool.options(name)));
+        assertThat(await(cache.alloc(SimPool.BLOCKS_PER_PAGE)).isMiss()).isFalse();
+        List<GpuStats> before = await(cache.stats()).gpus();
+        AsyncMap<String, String> shares = await(vertx.sharedData().<String, String>getAsyncMap(GpuBroker.SHARES));
+        String owner = null;
+        for (GpuStats gpu : before) {
+            owner = GpuShares.parse(await(shares.get(gpu.gpu()))).of(name + ".group0").owner().nodeId();
+            // the record as a merge left it: without this pool's claim, with a newcomer's this node has not heard of
+            await(shares.put(gpu.gpu(), new GpuShares(java.util.Map.of("newcomer", new GpuShares.Share(new Owner("node-new", 1), 7))).encode()));
+        }
+
+        String here = owner;
+        await(ShareReconcile.reconcile(vertx, () -> Set.of(here), here, false));
+
+        for (GpuStats gpu : await(cache.stats()).gpus()) {
+            GpuShares now = GpuShares.parse(await(shares.get(gpu.gpu())));
+            assertThat(now.of("newcomer")).as("a share of an owner not (yet) a member, on %s", gpu.gpu()).isNotNull();
+            assertThat(gpu.takenBytes()).as("taken >= held on %s", gpu.gpu()).isGreaterThanOrEqualTo(gpu.heldBytes() + 7);
+        }
+        await(cache.close());
+    }
+
+    /**
      * The soak's taken < held: a round began while the old incarnation of a pool still ran here, the
      * new incarnation opened and claimed its share while the round waited (here: for the old pool's
      * busy context), and the round, judging on the pools that ran when it began, took the new
