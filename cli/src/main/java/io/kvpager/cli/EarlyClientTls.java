@@ -1,5 +1,6 @@
 package io.kvpager.cli;
 
+import io.kvpager.cli.status.ClientSockets;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Objects;
@@ -106,8 +107,8 @@ final class EarlyClientTls {
             SSLEngine client = context.createSSLEngine();
             client.setUseClientMode(true);
             SSLParameters offer = client.getSSLParameters();
-            // the one group the command's sockets offer (status.ClientSockets), so that its code is what gets warmed
-            offer.setNamedGroups(new String[] {"x25519"});
+            // the one group the command's sockets offer , so that its code is what gets warmed
+            offer.setNamedGroups(new String[] {ClientSockets.GROUP});
             client.setSSLParameters(offer);
             SSLEngine server = context.createSSLEngine();
             server.setUseClientMode(false);

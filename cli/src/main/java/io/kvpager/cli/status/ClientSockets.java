@@ -15,10 +15,10 @@ import javax.net.ssl.SSLSocketFactory;
  * takes 10; a P-256 store builds the table anyway, when its certificate is checked at load). Every
  * kvpager node runs on a JDK that speaks X25519.
  */
-final class ClientSockets extends SSLSocketFactory {
+public final class ClientSockets extends SSLSocketFactory {
 
     /** The one group offered; a node without it fails the handshake with {@code handshake_failure}. */
-    static final String GROUP = "x25519";
+    public static final String GROUP = "x25519";
 
     private final SSLSocketFactory sockets;
 
