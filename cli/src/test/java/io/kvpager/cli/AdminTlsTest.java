@@ -140,6 +140,14 @@ class AdminTlsTest {
                 "{\"instance\":\"" + INSTANCE + "\",\"bytes\":{\"$gt\":0}}", "{\"instance\":[\"" + INSTANCE + "\"],\"bytes\":2097152}",
                 "{\"instance\":\"../" + INSTANCE + "\",\"bytes\":2097152}", "{\"instance\":\"" + INSTANCE + "\",\"bytes\":2097152"));
         hostile.add("{\"instance\":\"" + INSTANCE + "\",\"bytes\":2097152,\"pad\":\"" + "x".repeat(8192) + "\"}");
+        for (String body : List.of("", "null", "[]", "\"text\"", "7", "{}", "not json")) {
+            Answer answer = send(cluster, "/cluster/limit?cluster=" + clusterName, body);
+            assertThat(answer.status()).as("body %s answered %s", body, answer.body()).isEqualTo(400);
+            assertThat(answer.body()).contains("the body must be");
+        }
+        Answer tooLarge = send(cluster, "/cluster/limit?cluster=" + clusterName, hostile.getLast());
+        assertThat(tooLarge.status()).isEqualTo(413);
+        assertThat(tooLarge.body()).contains("larger than 4096 bytes");
         for (String body : hostile) {
             Answer answer = send(cluster, "/cluster/limit?cluster=" + clusterName, body);
             assertThat(answer.status()).as("body %s answered %s", body.length() > 80 ? body.substring(0, 80) + "..." : body, answer.body())

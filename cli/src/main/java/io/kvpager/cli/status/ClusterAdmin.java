@@ -6,6 +6,7 @@ import io.kvpager.cluster.RegisteredWorker;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -47,7 +48,24 @@ public final class ClusterAdmin {
     /** Adds the routes to {@code router}. */
     public void route(Router router) {
         router.get("/cluster/status").handler(this::status);
-        router.post("/cluster/limit").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::limit);
+        router.post("/cluster/limit").handler(BodyHandler.create().setBodyLimit(LIMIT_BODY_BYTES)).handler(this::limit)
+                .failureHandler(ClusterAdmin::refused);
+    }
+
+    /** The largest body {@code /cluster/limit} reads: its request is a few dozen bytes. */
+    static final int LIMIT_BODY_BYTES = 4096;
+
+    /**
+     * A request the body handler refused (too large: 413) is answered with its status and why, not
+     * left to the router, which would log it as an unhandled error of this node.
+     */
+    private static void refused(RoutingContext context) {
+        int status = context.statusCode() > 0 ? context.statusCode() : 500;
+        String why = status == 413 ? "the body is larger than " + LIMIT_BODY_BYTES + " bytes"
+                : context.failure() != null ? String.valueOf(context.failure().getMessage()) : "refused (" + status + ")";
+        if (!context.response().ended()) {
+            reply(context, status, new JsonObject().put("error", why));
+        }
     }
 
     private boolean sameCluster(RoutingContext context) {
@@ -99,12 +117,14 @@ public final class ClusterAdmin {
         if (!sameCluster(context)) {
             return;
         }
-        JsonObject body;
+        // any JSON value may come (an array, a string, null): only an object is a request
+        Object parsed;
         try {
-            body = context.body().asJsonObject();
+            parsed = context.body().isEmpty() ? null : Json.decodeValue(context.body().buffer());
         } catch (DecodeException e) {
-            body = null;
+            parsed = null;
         }
+        JsonObject body = parsed instanceof JsonObject object ? object : null;
         Object revision = body == null ? null : body.getValue("revision");
         if (body == null || !(body.getValue("instance") instanceof String instance) || !(body.getValue("bytes") instanceof Number bytes)
                 || (revision != null && !(revision instanceof Number))) {
