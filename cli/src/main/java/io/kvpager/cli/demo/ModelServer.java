@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * first by turnover: the engine admits no request until it holds the pages asked for fewer than it
  * held when asked, and the pages its finishing requests empty go back. Only what turnover has not
- * given back {@link #RECLAIM_MARGIN_STEPS} steps before the reclaim's deadline is preempted:
+ * given back by half the reclaim's deadline is preempted:
  * running requests, chosen by page so that whole pages empty and their memory goes back
  * ({@link ReclaimVictims}); they may be admitted again as soon as admission resumes, in their
  * arrival's place. After such a preemption the engine admits no request for
@@ -79,12 +79,6 @@ final class ModelServer {
      * the open batch until its fence retires at the next step, then their pages empty and go back.
      */
     static final int RECLAIM_HOLD_STEPS = 3;
-    /**
-     * Steps before a reclaim's deadline at which the engine preempts what turnover has not given
-     * back: one for the preempting step's batch to retire its fence, the others for a step that
-     * takes longer than {@code --step}, and the cache's unmapping.
-     */
-    static final int RECLAIM_MARGIN_STEPS = 3;
     /**
      * Steps in a row a running request's growth may be refused, sitting them out, before the engine
      * preempts (the latest arrival) to make room.
@@ -133,8 +127,12 @@ final class ModelServer {
     private boolean reclaimOpen;
     /** The pages the engine is to hold at most once the open reclaim is answered. */
     private long reclaimTargetPages;
-    /** When (run's clock, ms) what the open reclaim still asks is preempted. */
+    /** From when (run's clock, ms) what the open reclaim still asks is preempted. */
     private long reclaimPreemptAtMs;
+    /** When (run's clock, ms) the open reclaim's deadline passes: what is owed then is not owed later. */
+    private long reclaimEndsAtMs;
+    /** Whether the open reclaim preempted: admission is then held a few steps once it is answered. */
+    private boolean reclaimPreempted;
     /** The latest deadline of the reclaims asked, ms from when asked. */
     private long reclaimDeadlineMs;
     /** Until when (run's clock, ms) no request is admitted after a reclaim: the freed blocks stay free. */
@@ -175,51 +173,58 @@ final class ModelServer {
         reclaimBlocksAsked += reclaim.blocks();
         long pages = (reclaim.blocks() + blocksPerPage - 1) / blocksPerPage;
         long nowMs = clockMs.getAsLong();
-        long preemptAtMs = nowMs + Math.max(0, reclaim.deadlineMs() - RECLAIM_MARGIN_STEPS * stepMs);
+        // half the deadline for turnover, the other half for the preempting step's batch to retire and
+        // the pages to be unmapped, with room for steps longer than --step
+        long preemptAtMs = nowMs + reclaim.deadlineMs() / 2;
         if (reclaimOpen) {
             reclaimTargetPages -= pages;
             reclaimPreemptAtMs = Math.min(reclaimPreemptAtMs, preemptAtMs);
+            reclaimEndsAtMs = Math.max(reclaimEndsAtMs, nowMs + reclaim.deadlineMs());
         } else {
             reclaimOpen = true;
+            reclaimPreempted = false;
             reclaimTargetPages = pagesHeld() - pages;
             reclaimPreemptAtMs = preemptAtMs;
+            reclaimEndsAtMs = nowMs + reclaim.deadlineMs();
         }
         reclaimDeadlineMs = Math.max(reclaimDeadlineMs, reclaim.deadlineMs());
     }
 
     /**
      * Answers the open reclaim at the start of a step: done once the engine holds no more than the
-     * pages it is to come down to (its finished requests emptied them); otherwise, from
-     * {@link #RECLAIM_MARGIN_STEPS} steps before the deadline, preempts the requests
-     * {@link ReclaimVictims} picks for what is still owed. Turnover first: a reclaim answered by
-     * preempting at once threw away the KV of about six requests each time (recomputed when they
-     * are admitted again), while the model that asked usually needed only part of it at once.
+     * pages it is to come down to (its finished requests emptied them), or at the deadline;
+     * otherwise, from half the deadline on, preempts the requests {@link ReclaimVictims} picks to
+     * empty the pages still owed, and again at each step while some are (a page empties only once
+     * its every block is free). Turnover first: a reclaim answered by preempting at once threw away
+     * the KV of about six requests each time, recomputed when they are admitted again.
      */
     private Future<Void> answerPendingReclaims(long nowMs) {
         if (!reclaimOpen) {
             return Future.succeededFuture();
         }
         long owedPages = pagesHeld() - reclaimTargetPages;
-        if (owedPages > 0 && nowMs < reclaimPreemptAtMs) {
-            return Future.succeededFuture();
-        }
-        reclaimOpen = false;
-        if (owedPages <= 0) {
+        if (owedPages <= 0 || nowMs >= reclaimEndsAtMs) {
+            reclaimOpen = false;
+            if (reclaimPreempted) {
+                // admitting now would take the freed blocks straight back: hold admission until their pages
+                // have emptied and gone back (the fence of the batch that read them retires at the next
+                // step), at most until the deadline; longer would stall this model's queue for nothing
+                admitHeldUntilMs = nowMs + Math.min(reclaimDeadlineMs, RECLAIM_HOLD_STEPS * stepMs);
+            }
             reclaimDeadlineMs = 0;
             return Future.succeededFuture();
         }
+        if (nowMs < reclaimPreemptAtMs) {
+            return Future.succeededFuture();
+        }
         List<Future<Void>> frees = new ArrayList<>();
-        for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, owedPages * blocksPerPage)) {
+        for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, owedPages)) {
             reclaimBlocksFreed += victim.blockCount();
             reclaimPreemptions++;
             victim.reclaimPreemptions++;
+            reclaimPreempted = true;
             frees.add(preempt(victim, nowMs, nowMs));
         }
-        // admitting now would take the freed blocks straight back: hold admission until their pages have
-        // emptied and gone back (the fence of the batch that read them retires at the next step), at most
-        // until the deadline; longer would stall this model's queue for nothing
-        admitHeldUntilMs = nowMs + Math.min(reclaimDeadlineMs, RECLAIM_HOLD_STEPS * stepMs);
-        reclaimDeadlineMs = 0;
         return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
     }
 

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * its KV, and only refused {@link ModelServer#GROWTH_WAIT_STEPS} steps in a row is a request
  * preempted, its KV counted as recomputed. And when its cache asks it to give back: it stops
  * admitting, lets its finishing requests empty the pages, and preempts only what they have not
- * given back {@link ModelServer#RECLAIM_MARGIN_STEPS} steps before the deadline.
+ * given back by half the deadline.
  */
 class ModelServerGrowthTest {
 
@@ -144,24 +144,26 @@ class ModelServerGrowthTest {
     }
 
     @Test
-    void whatTheFinishingRequestsDoNotGiveBackIsPreemptedShortOfTheDeadline() throws Exception {
+    void whatTheFinishingRequestsDoNotGiveBackIsPreemptedFromHalfTheDeadline() throws Exception {
         BlockBudget cache = new BlockBudget(100);
         ModelServer server = server(cache, new TraceRequest(1, 0, 0, 31, 40));
         step(server, 0);
         step(server, 1);
         long deadlineMs = 100;
-        // asked at 20 ms: preempted at 20 + 100 - 3 steps = 60 ms, step 3
+        // asked at 20 ms: preempted from half the deadline, 70 ms, so at step 4
         onContext(() -> cache.reclaims.handle(new Reclaim(4, deadlineMs, "test: one page")));
-        step(server, 2);
-        assertThat(server.running()).as("before the margin, turnover has its chance").isEqualTo(1);
-        assertThat(server.reclaimPreemptions()).isZero();
-        step(server, 3);
+        for (long s = 2; s <= 3; s++) {
+            step(server, s);
+            assertThat(server.running()).as("before half the deadline, turnover has its chance").isEqualTo(1);
+            assertThat(server.reclaimPreemptions()).isZero();
+        }
+        step(server, 4);
         assertThat(server.reclaimPreemptions()).isEqualTo(1);
         assertThat(server.running()).isZero();
         assertThat(server.blocksHeld()).isZero();
         assertThat(cache.used).isZero();
-        // its prompt and the 2 tokens decoded by step 2 were in the cache: computed again on its next turn
-        assertThat(server.recomputedTokens()).isEqualTo(33);
+        // its prompt and the 3 tokens decoded by step 3 were in the cache: computed again on its next turn
+        assertThat(server.recomputedTokens()).isEqualTo(34);
     }
 
     /** A cache of {@code budget} blocks that refuses, as the GPU's broker does, what does not fit. */
