@@ -117,8 +117,9 @@ public final class ShareArbiter {
         long free = capacity - shares.others(pool);
         Map<String, Long> guarantees = guarantees(shares, capacity);
         long g = guarantees.getOrDefault(pool, 0L);
-        // borrowing stops short of the headroom; within its guarantee a pool takes whatever is free
-        long most = Math.min(free, Math.max(g, free - headroom(shares, guarantees, pool)));
+        // borrowing stops short of the headroom; within its guarantee a pool takes whatever is free (a
+        // pool without a share has no guarantee recorded: it has not claimed, and nothing is held back)
+        long most = own == null ? free : Math.min(free, Math.max(g, free - headroom(shares, guarantees, pool)));
         if (restrained || (own != null && own.capped()) || othersWait(shares, pool, nowMs)) {
             most = Math.min(most, g);
         }
