@@ -38,10 +38,10 @@ public final class ShareArbiter {
     static final long HEADROOM_DIVISOR = 2;
 
     /**
-     * A borrower leaves free {@code 1 / RESERVE_DIVISOR} of what the other pools' guarantees hold
-     * unused ({@link #headroom}).
+     * A borrower leaves free {@code 1 / UNUSED_HEADROOM_DIVISOR} of what the other pools' guarantees
+     * hold unused ({@link #headroom}).
      */
-    static final long RESERVE_DIVISOR = 4;
+    static final long UNUSED_HEADROOM_DIVISOR = 4;
 
     private ShareArbiter() {
     }
@@ -146,7 +146,7 @@ public final class ShareArbiter {
                 unused = saturatingAdd(unused, Math.max(0, guarantees.get(e.getKey()) - e.getValue().bytes()));
             }
         }
-        return unused / RESERVE_DIVISOR;
+        return unused / UNUSED_HEADROOM_DIVISOR;
     }
 
     private static boolean othersWait(GpuShares shares, String pool, long nowMs) {

@@ -185,7 +185,7 @@ class ShareArbiterProperties {
                 }
                 // a borrower leaves a quarter of the others' unused guarantees free for their next burst
                 assertThat(capacity - shares.others(pool) - held - bytes).as("%s borrows into the others' headroom", pool)
-                        .isGreaterThanOrEqualTo(unused / ShareArbiter.RESERVE_DIVISOR);
+                        .isGreaterThanOrEqualTo(unused / ShareArbiter.UNUSED_HEADROOM_DIVISOR);
                 borrowed++;
             }
             setShare(pool, held + bytes);
