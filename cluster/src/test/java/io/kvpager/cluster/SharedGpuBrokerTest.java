@@ -105,7 +105,9 @@ class SharedGpuBrokerTest {
                 new JsonArray().add(options("b").toJson())));
         workers.awaitReady(START);
         coordinatorB.awaitReady(START);
-        KvCache a = await(KvCache.deploy(here.vertx(), options("a")));
+        // a asks no guarantee, so that c can at the end take everything a does not hold: with half the GPU
+        // guaranteed to a, c borrowing beyond its own half would leave a quarter of a's unused half free
+        KvCache a = await(KvCache.deploy(here.vertx(), options("a").setGuaranteePercent(0)));
         Cache cacheB = new Remote("b");
         assertThat(new Local(a).alloc(4 * BLOCKS_PER_PAGE).containsKey("miss")).isFalse();
         JsonObject heldByB = cacheB.alloc(8 * BLOCKS_PER_PAGE);

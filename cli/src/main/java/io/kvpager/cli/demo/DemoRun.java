@@ -177,10 +177,11 @@ public final class DemoRun implements AutoCloseable {
      */
     public DemoReport run(PrintWriter err, boolean terminal) {
         Context context = vertx.getOrCreateContext();
+        long traceBudget = traceBudget();
         // requests live as many steps as they decode tokens: size the trace to the steps the GPU can take when loaded
-        Duration loaded = SimAttention.loadedStep(settings.models(), settings.weights(), cacheBudget);
+        Duration loaded = SimAttention.loadedStep(settings.models(), settings.weights(), traceBudget);
         Duration traceStep = loaded.compareTo(settings.step()) > 0 ? loaded : settings.step();
-        TraceReplay.Plan plan = settings.trace().plan(settings.models(), settings.tp(), cacheBudget,
+        TraceReplay.Plan plan = settings.trace().plan(settings.models(), settings.tp(), traceBudget,
                 settings.duration(), traceStep, settings.seed());
         List<TraceRequest> trace = plan.requests();
         Clock clock = new Clock();
@@ -204,7 +205,7 @@ public final class DemoRun implements AutoCloseable {
         writeRequestLog(servers);
         closeCaches();
         leakedHandles().ifPresent(violations::add);
-        OfferedLoad offered = OfferedLoad.of(settings.models(), settings.tp(), cacheBudget, settings.duration(), traceStep, trace);
+        OfferedLoad offered = OfferedLoad.of(settings.models(), settings.tp(), traceBudget, settings.duration(), traceStep, trace);
         return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
                 violations);
     }
@@ -233,6 +234,26 @@ public final class DemoRun implements AutoCloseable {
             throw new UncheckedIOException("writing the request log " + path, e);
         }
     }
+
+    /**
+     * The caches' memory the trace is sized to: theirs, or the bytes the system property
+     * {@value #TRACE_BUDGET_PROPERTY} names, so that the same trace can be served with more memory
+     * (a larger {@code --capacity}) to find what it allows when memory is not the limit.
+     */
+    private long traceBudget() {
+        String bytes = System.getProperty(TRACE_BUDGET_PROPERTY);
+        if (bytes == null || bytes.isBlank()) {
+            return cacheBudget;
+        }
+        long parsed = ByteSize.parse(bytes.strip());
+        if (parsed < 1) {
+            throw new IllegalArgumentException(TRACE_BUDGET_PROPERTY + " must be at least 1 byte, got " + bytes);
+        }
+        return parsed;
+    }
+
+    /** System property: the memory to size the trace to instead of the caches' ({@link #traceBudget}). */
+    static final String TRACE_BUDGET_PROPERTY = "kvpager.demo.traceBudget";
 
     /** System property naming a file to append every request's timeline to ({@link #writeRequestLog}). */
     static final String REQUEST_LOG_PROPERTY = "kvpager.demo.requestLog";

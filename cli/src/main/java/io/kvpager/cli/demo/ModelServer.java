@@ -13,6 +13,7 @@ import io.vertx.core.Vertx;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.Iterator;
@@ -45,12 +46,14 @@ import org.slf4j.LoggerFactory;
  * a preempted request goes back ahead of every request that arrived after it.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
- * at the start of the next step, before admission: the engine preempts running requests until it
- * has freed the blocks asked for (or all it holds), choosing them by page so that whole pages
- * empty and their memory goes back ({@link ReclaimVictims}); they may be admitted again as soon
- * as admission resumes, in their arrival's place. For {@link #RECLAIM_HOLD_STEPS} steps (at most
- * the reclaim's deadline) the engine admits no request (running ones go on decoding), so that the
- * blocks it freed are not taken straight back before their pages empty and are unmapped.
+ * first by turnover: the engine admits no request until it holds the pages asked for fewer than it
+ * held when asked, and the pages its finishing requests empty go back. Only what turnover has not
+ * given back by half the reclaim's deadline is preempted:
+ * running requests, chosen by page so that whole pages empty and their memory goes back
+ * ({@link ReclaimVictims}); they may be admitted again as soon as admission resumes, in their
+ * arrival's place. After such a preemption the engine admits no request for
+ * {@link #RECLAIM_HOLD_STEPS} steps (at most the reclaim's deadline), so that the blocks it freed
+ * are not taken straight back before their pages empty and are unmapped.
  *
  * <p>Each request's time to first token (arrival to the decode step that produced its first output
  * token) and, once finished, its time per output token (first token to last, over the tokens after
@@ -120,8 +123,16 @@ final class ModelServer {
     private long reclaimBlocksAsked;
     private long reclaimPreemptions;
     private long reclaimBlocksFreed;
-    /** Blocks asked for by reclaims not yet answered; answered at the start of the next step. */
-    private long reclaimPending;
+    /** Whether a reclaim is being answered: no admission until it is. */
+    private boolean reclaimOpen;
+    /** The pages the engine is to hold at most once the open reclaim is answered. */
+    private long reclaimTargetPages;
+    /** From when (run's clock, ms) what the open reclaim still asks is preempted. */
+    private long reclaimPreemptAtMs;
+    /** When (run's clock, ms) the open reclaim's deadline passes: what is owed then is not owed later. */
+    private long reclaimEndsAtMs;
+    /** Whether the open reclaim preempted: admission is then held a few steps once it is answered. */
+    private boolean reclaimPreempted;
     /** The latest deadline of the reclaims asked, ms from when asked. */
     private long reclaimDeadlineMs;
     /** Until when (run's clock, ms) no request is admitted after a reclaim: the freed blocks stay free. */
@@ -160,32 +171,72 @@ final class ModelServer {
         }
         reclaims++;
         reclaimBlocksAsked += reclaim.blocks();
-        reclaimPending += reclaim.blocks();
+        long pages = (reclaim.blocks() + blocksPerPage - 1) / blocksPerPage;
+        long nowMs = clockMs.getAsLong();
+        // half the deadline for turnover, the other half for the preempting step's batch to retire and
+        // the pages to be unmapped, with room for steps longer than --step
+        long preemptAtMs = nowMs + reclaim.deadlineMs() / 2;
+        if (reclaimOpen) {
+            reclaimTargetPages -= pages;
+            reclaimPreemptAtMs = Math.min(reclaimPreemptAtMs, preemptAtMs);
+            reclaimEndsAtMs = Math.max(reclaimEndsAtMs, nowMs + reclaim.deadlineMs());
+        } else {
+            reclaimOpen = true;
+            reclaimPreempted = false;
+            reclaimTargetPages = pagesHeld() - pages;
+            reclaimPreemptAtMs = preemptAtMs;
+            reclaimEndsAtMs = nowMs + reclaim.deadlineMs();
+        }
         reclaimDeadlineMs = Math.max(reclaimDeadlineMs, reclaim.deadlineMs());
     }
 
-    /** Preempts the requests {@link ReclaimVictims} picks until the pending reclaims' blocks are freed. */
+    /**
+     * Answers the open reclaim at the start of a step: done once the engine holds no more than the
+     * pages it is to come down to (its finished requests emptied them), or at the deadline;
+     * otherwise, from half the deadline on, preempts the requests {@link ReclaimVictims} picks to
+     * empty the pages still owed, and again at each step while some are (a page empties only once
+     * its every block is free). Turnover first: a reclaim answered by preempting at once threw away
+     * the KV of about six requests each time, recomputed when they are admitted again.
+     */
     private Future<Void> answerPendingReclaims(long nowMs) {
-        if (reclaimPending == 0) {
+        if (!reclaimOpen) {
+            return Future.succeededFuture();
+        }
+        long owedPages = pagesHeld() - reclaimTargetPages;
+        if (owedPages <= 0 || nowMs >= reclaimEndsAtMs) {
+            reclaimOpen = false;
+            if (reclaimPreempted) {
+                // admitting now would take the freed blocks straight back: hold admission until their pages
+                // have emptied and gone back (the fence of the batch that read them retires at the next
+                // step), at most until the deadline; longer would stall this model's queue for nothing
+                admitHeldUntilMs = nowMs + Math.min(reclaimDeadlineMs, RECLAIM_HOLD_STEPS * stepMs);
+            }
+            reclaimDeadlineMs = 0;
+            return Future.succeededFuture();
+        }
+        if (nowMs < reclaimPreemptAtMs) {
             return Future.succeededFuture();
         }
         List<Future<Void>> frees = new ArrayList<>();
-        for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, reclaimPending)) {
-            int held = victim.blockCount();
-            reclaimPending -= held;
-            reclaimBlocksFreed += held;
+        for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, owedPages)) {
+            reclaimBlocksFreed += victim.blockCount();
             reclaimPreemptions++;
             victim.reclaimPreemptions++;
+            reclaimPreempted = true;
             frees.add(preempt(victim, nowMs, nowMs));
         }
-        // what could not be freed now (the engine holds less) is not owed later
-        reclaimPending = 0;
-        // admitting now would take the freed blocks straight back: hold admission until their pages have
-        // emptied and gone back (the fence of the batch that read them retires at the next step), at most
-        // until the deadline; longer would stall this model's queue for nothing
-        admitHeldUntilMs = nowMs + Math.min(reclaimDeadlineMs, RECLAIM_HOLD_STEPS * stepMs);
-        reclaimDeadlineMs = 0;
         return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
+    }
+
+    /** The pages the running requests' blocks lie in: what the engine holds of the cache's memory. */
+    private long pagesHeld() {
+        BitSet pages = new BitSet();
+        for (ServedRequest request : running) {
+            for (int block : request.blocks()) {
+                pages.set(block / blocksPerPage);
+            }
+        }
+        return pages.cardinality();
     }
 
     /** One decode step, ticked at {@code tickMs} from the start of the run; completes when the batch is scheduled. */
@@ -282,7 +333,7 @@ final class ModelServer {
      * starts it and admits the next; a refusal stops admission until the next step.
      */
     private void admitNext(long nowMs) {
-        if (admitting || draining || nowMs < admitHeldUntilMs || running.size() >= MAX_BATCH) {
+        if (admitting || draining || reclaimOpen || nowMs < admitHeldUntilMs || running.size() >= MAX_BATCH) {
             return;
         }
         ServedRequest request = null;

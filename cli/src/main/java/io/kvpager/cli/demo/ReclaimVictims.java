@@ -18,8 +18,9 @@ import java.util.Map;
  * context but written little of it, so it costs almost nothing; a request decoding costs about the
  * same per block as any other, and then the emptiest page goes first (the fewest of the engine's
  * blocks: the cache's best-fit allocator fills the fullest pages first, so these are the ones
- * closest to empty). Pages are taken until enough blocks are freed, each page's holders latest
- * arrival first.
+ * closest to empty). Pages are taken until as many pages as asked are empty (counted in pages,
+ * not blocks: the blocks a victim frees in pages that others still hold give nothing back), each
+ * page's holders latest arrival first.
  */
 final class ReclaimVictims {
 
@@ -29,10 +30,10 @@ final class ReclaimVictims {
     /**
      * @param running the requests holding blocks
      * @param blocksPerPage blocks in one page: block {@code b} lies in page {@code b / blocksPerPage}
-     * @param blocks blocks to free
-     * @return the requests to preempt, in the order chosen; all of them when they hold fewer blocks
+     * @param pages pages to empty
+     * @return the requests to preempt, in the order chosen; all of them when they hold fewer pages
      */
-    static List<ServedRequest> choose(List<ServedRequest> running, int blocksPerPage, long blocks) {
+    static List<ServedRequest> choose(List<ServedRequest> running, int blocksPerPage, long pages) {
         if (blocksPerPage < 1) {
             throw new IllegalArgumentException("a page holds at least one block, got " + blocksPerPage);
         }
@@ -60,18 +61,21 @@ final class ReclaimVictims {
             }
             costOf.put(page, tokens / (double) Math.max(1, freed));
         });
-        List<Integer> pages = new ArrayList<>(usedInPage.keySet());
-        pages.sort(Comparator.comparingDouble((Integer p) -> costOf.get(p)).thenComparingInt(usedInPage::get)
+        List<Integer> order = new ArrayList<>(usedInPage.keySet());
+        order.sort(Comparator.comparingDouble((Integer p) -> costOf.get(p)).thenComparingInt(usedInPage::get)
                 .thenComparing(Comparator.<Integer>reverseOrder()));
         LinkedHashSet<ServedRequest> victims = new LinkedHashSet<>();
-        long freed = 0;
-        for (int page : pages) {
-            if (freed >= blocks) {
+        long emptied = 0;
+        for (int page : order) {
+            if (emptied >= pages) {
                 break;
             }
-            for (ServedRequest request : holdersOf.get(page)) {
-                if (victims.add(request)) {
-                    freed += request.blockCount();
+            // every holder of the page goes: it empties, and so may pages its holders shared with earlier victims
+            victims.addAll(holdersOf.get(page));
+            emptied = 0;
+            for (List<ServedRequest> holders : holdersOf.values()) {
+                if (victims.containsAll(holders)) {
+                    emptied++;
                 }
             }
         }

@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The demo's engine when a running request's next block is refused: it sits the step out, keeping
  * its KV, and only refused {@link ModelServer#GROWTH_WAIT_STEPS} steps in a row is a request
- * preempted, its KV counted as recomputed.
+ * preempted, its KV counted as recomputed. And when its cache asks it to give back: it stops
+ * admitting, lets its finishing requests empty the pages, and preempts only what they have not
+ * given back by half the deadline.
  */
 class ModelServerGrowthTest {
 
@@ -51,6 +53,22 @@ class ModelServerGrowthTest {
         TraceRequest request = new TraceRequest(1, 0, 0, 31, 10);
         return new ModelServer(ModelProfile.SEVEN_B, cache, context, STEP_MS, 4, List.of(request), clock::get,
                 new ServiceTargets(Duration.ofSeconds(1), Duration.ofMillis(100)));
+    }
+
+    private ModelServer server(BlockBudget cache, TraceRequest... requests) throws Exception {
+        ModelServer server = new ModelServer(ModelProfile.SEVEN_B, cache, context, STEP_MS, 4, List.of(requests), clock::get,
+                new ServiceTargets(Duration.ofSeconds(1), Duration.ofMillis(100)));
+        onContext(server::answerReclaims);
+        return server;
+    }
+
+    private void onContext(Runnable action) throws Exception {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        context.runOnContext(v -> {
+            action.run();
+            done.complete(null);
+        });
+        done.get(10, TimeUnit.SECONDS);
     }
 
     private void step(ModelServer server, long step) throws Exception {
@@ -104,10 +122,55 @@ class ModelServerGrowthTest {
         assertThat(server.recomputedTokens()).isZero();
     }
 
+    @Test
+    void aReclaimIsAnsweredByTheRequestsThatFinishWithoutPreemptingAndHoldsAdmissionMeanwhile() throws Exception {
+        BlockBudget cache = new BlockBudget(100);
+        // a: 62 prompt tokens and 2 output tokens, in blocks 0..3 (page 0 of 4 blocks), done at step 2;
+        // b: in blocks 4.. (page 1), decoding long after; c arrives while the reclaim is open
+        ModelServer server = server(cache, new TraceRequest(1, 0, 0, 62, 2), new TraceRequest(2, 0, 0, 31, 40),
+                new TraceRequest(3, 0, 2 * STEP_MS, 31, 40));
+        step(server, 0);
+        step(server, 1);
+        assertThat(server.running()).isEqualTo(2);
+        onContext(() -> cache.reclaims.handle(new Reclaim(4, 250, "test: one page")));
+        step(server, 2);
+        assertThat(server.running()).as("a finished, c not admitted while the reclaim is open").isEqualTo(1);
+        step(server, 3);
+        assertThat(server.running()).as("a's page emptied: answered, c admitted").isEqualTo(2);
+        assertThat(server.reclaims()).isEqualTo(1);
+        assertThat(server.preemptions()).isZero();
+        assertThat(server.reclaimPreemptions()).isZero();
+        assertThat(server.recomputedTokens()).isZero();
+    }
+
+    @Test
+    void whatTheFinishingRequestsDoNotGiveBackIsPreemptedFromHalfTheDeadline() throws Exception {
+        BlockBudget cache = new BlockBudget(100);
+        ModelServer server = server(cache, new TraceRequest(1, 0, 0, 31, 40));
+        step(server, 0);
+        step(server, 1);
+        long deadlineMs = 100;
+        // asked at 20 ms: preempted from half the deadline, 70 ms, so at step 4
+        onContext(() -> cache.reclaims.handle(new Reclaim(4, deadlineMs, "test: one page")));
+        for (long s = 2; s <= 3; s++) {
+            step(server, s);
+            assertThat(server.running()).as("before half the deadline, turnover has its chance").isEqualTo(1);
+            assertThat(server.reclaimPreemptions()).isZero();
+        }
+        step(server, 4);
+        assertThat(server.reclaimPreemptions()).isEqualTo(1);
+        assertThat(server.running()).isZero();
+        assertThat(server.blocksHeld()).isZero();
+        assertThat(cache.used).isZero();
+        // its prompt and the 3 tokens decoded by step 3 were in the cache: computed again on its next turn
+        assertThat(server.recomputedTokens()).isEqualTo(34);
+    }
+
     /** A cache of {@code budget} blocks that refuses, as the GPU's broker does, what does not fit. */
     private static final class BlockBudget implements KvCache {
         int budget;
         int used;
+        Handler<Reclaim> reclaims = r -> { };
         private int nextBlock;
         private long fences;
 
@@ -187,6 +250,7 @@ class ModelServerGrowthTest {
 
         @Override
         public KvCache reclaimHandler(Handler<Reclaim> handler) {
+            reclaims = handler;
             return this;
         }
 

@@ -26,7 +26,7 @@ class ReclaimVictimsTest {
         // page 0: an old request whose whole context is written; page 1: a newer one just admitted
         ServedRequest decoding = running(1, 100, new int[] {0, 1, 2, 3}, 63);
         ServedRequest prefilling = running(2, 50, new int[] {4, 5, 6, 7}, 0);
-        assertThat(ReclaimVictims.choose(List.of(decoding, prefilling), BLOCKS_PER_PAGE, 4)).containsExactly(prefilling);
+        assertThat(ReclaimVictims.choose(List.of(decoding, prefilling), BLOCKS_PER_PAGE, 1)).containsExactly(prefilling);
     }
 
     @Test
@@ -35,8 +35,21 @@ class ReclaimVictimsTest {
         ServedRequest a = running(1, 10, new int[] {0, 1}, 31);
         ServedRequest b = running(2, 20, new int[] {2, 3, 4}, 47);
         ServedRequest c = running(3, 30, new int[] {5, 6}, 31);
-        // page 1 has 3 blocks, page 0 has 4: page 1 first, preempting c (latest) and b, which frees 5 blocks
-        assertThat(ReclaimVictims.choose(List.of(a, b, c), BLOCKS_PER_PAGE, 3)).containsExactly(c, b);
+        // page 1 has 3 blocks, page 0 has 4: page 1 first, preempting c (latest) and b
+        assertThat(ReclaimVictims.choose(List.of(a, b, c), BLOCKS_PER_PAGE, 1)).containsExactly(c, b);
+    }
+
+    @Test
+    void countsThePagesEmptiedNotTheBlocksFreed() {
+        // a (prefilling) holds 10 blocks: all of page 0, three of page 1 and three of page 2, whose last
+        // blocks are b's and d's
+        ServedRequest a = running(1, 10, new int[] {0, 1, 2, 3, 4, 5, 6, 8, 9, 10}, 0);
+        ServedRequest b = running(2, 20, new int[] {7}, 15);
+        ServedRequest d = running(3, 30, new int[] {11}, 15);
+        // a's page first (it costs nothing): its 10 blocks are more than two pages' worth, but only page 0
+        // empties; then page 2 (tied with page 1, the higher first), with d
+        assertThat(ReclaimVictims.choose(List.of(a, b, d), BLOCKS_PER_PAGE, 2)).containsExactly(a, d);
+        assertThat(ReclaimVictims.choose(List.of(a, b, d), BLOCKS_PER_PAGE, 3)).containsExactly(a, d, b);
     }
 
     @Test

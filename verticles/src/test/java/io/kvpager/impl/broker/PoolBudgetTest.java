@@ -1,5 +1,6 @@
 package io.kvpager.impl.broker;
 
+import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.protocol.CreateTensorsReply;
 
 import io.kvpager.MissReason;
@@ -42,11 +43,13 @@ class PoolBudgetTest {
 
     /** A pool with one rank on {@code gpu}, opened on a context of its own. */
     private record Pool(Context context, PoolBudget budget, Owner owner) {
+        /** A pool without a guarantee (first-come): what these tests look at is the leases and their surplus. */
         static Pool open(Vertx vertx, String gpu, String name, Owner owner) {
             Context context = vertx.getOrCreateContext();
             CreateTensorsReply created = new CreateTensorsReply(0, 2L << 20, gpu, GPU_PAGES * PAGE, 0, null);
             PoolBudget budget = on(context, () -> {
-                PoolBudget b = new PoolBudget(vertx, name, name, owner, PAGE);
+                PoolBudget b = new PoolBudget(vertx, name, name, owner, PAGE, Guarantee.ofPercent(0),
+                        KvCacheOptions.DEFAULT_RECLAIM_DEADLINE_MS);
                 return b.open(Map.of(new RankTarget(0, 0), created)).map(b);
             });
             return new Pool(context, budget, owner);

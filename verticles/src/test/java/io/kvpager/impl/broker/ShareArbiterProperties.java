@@ -22,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * guarantees allocate and free at random; a pool refused within its guarantee reclaims as
  * {@link ShareArbiter#plan} says and waits up to the deadline; the pools asked give back after a
  * random delay within the deadline, or never. Every step keeps the grants within the capacity and
- * the guarantees within it; nobody at or below its guarantee is asked; a capped pool never grows
+ * the guarantees within it; a borrower leaves free a quarter of the others' unused guarantees;
+ * nobody at or below its guarantee is asked; a capped pool never grows
  * above its guarantee; no pool above its guarantee grows while another waits; and a pool whose
  * reclaim every pool asked honoured is served by the deadline, unless a pool within its own
  * guarantee took the memory first.
@@ -62,6 +63,8 @@ class ShareArbiterProperties {
         gpu.run(steps);
         Statistics.label("served after a reclaim").collect(gpu.servedAfterReclaim > 0);
         Statistics.label("capped").collect(gpu.capped > 0);
+        Statistics.label("borrowed").collect(gpu.borrowed > 0);
+        Statistics.label("borrowed").coverage(c -> c.check(true).percentage(p -> p > 10));
         Statistics.label("served after a reclaim").coverage(c -> c.check(true).percentage(p -> p > 3));
         Statistics.label("capped").coverage(c -> c.check(true).percentage(p -> p > 1));
     }
@@ -80,6 +83,7 @@ class ShareArbiterProperties {
         private long now;
         int servedAfterReclaim;
         int capped;
+        int borrowed;
         private final Map<String, Long> restrainedUntil = new HashMap<>();
         private final Map<String, Wait> waits = new HashMap<>();
         /** Give-backs due: at, pool, bytes. */
@@ -172,6 +176,18 @@ class ShareArbiterProperties {
                 assertThat(held + bytes).as("capped or restrained %s grows", pool).isLessThanOrEqualTo(guarantee(pool));
             }
             assertThat(othersWaiting || cappedBefore || restrained(pool) || held + bytes <= capacity - shares.others(pool)).isTrue();
+            if (held + bytes > guarantee(pool)) {
+                long unused = 0;
+                for (String other : names) {
+                    if (!other.equals(pool)) {
+                        unused += Math.max(0, guarantee(other) - shares.of(other).bytes());
+                    }
+                }
+                // a borrower leaves a quarter of the others' unused guarantees free for their next burst
+                assertThat(capacity - shares.others(pool) - held - bytes).as("%s borrows into the others' headroom", pool)
+                        .isGreaterThanOrEqualTo(unused / ShareArbiter.UNUSED_HEADROOM_DIVISOR);
+                borrowed++;
+            }
             setShare(pool, held + bytes);
             return true;
         }
