@@ -153,14 +153,6 @@ final class GroupOwners {
     }
 
     private void nodeLeft(String nodeId) {
-        // a notice can come late: the cluster manager tells of a removal only after its own bookkeeping
-        // in the cluster's maps, and a rank cut off from the others hears of their removal while its side
-        // merges back; by then the owner may have claimed its group again, and a lapse started now would
-        // release a live owner's pages once the grace ends
-        if (departures.present(nodeId)) {
-            LOG.info("{}: node {} was reported gone, but it is a member again: its owners keep their groups", rank, nodeId);
-            return;
-        }
         List<Map.Entry<Integer, Owner>> gone = new ArrayList<>();
         for (Map.Entry<Integer, Owner> entry : owners.entrySet()) {
             if (entry.getValue().isOn(nodeId)) {

@@ -107,40 +107,6 @@ class GroupOwnersTest {
     }
 
     @Test
-    void aNoticeOfALeaveThatComesOnceTheNodeIsBackStartsNoLapse(Vertx vertx) throws Exception {
-        Context context = vertx.getOrCreateContext();
-        Membership membership = new Membership();
-        membership.present.add("n");
-        List<String> expired = new CopyOnWriteArrayList<>();
-        GroupOwners owners = new GroupOwners(vertx, context, "pp0/tp0", GRACE_MS, (group, owner) -> expired.add(group + "@" + owner),
-                membership);
-        Owner owner = new Owner("n", 1);
-        // the owner's node was cut off from this rank and merged back, and the owner claimed its group again
-        // (its rejoin) before the notice of the leave reached the rank: the notice lapses nothing
-        long leaseMs = on(context, () -> {
-            owners.start();
-            owners.claim(0, owner);
-            membership.onLeft.accept("n");
-            return owners.leaseMs(0);
-        });
-        assertThat(on(context, owners::lapsing)).as("groups whose lease lapses").isZero();
-        assertThat(leaseMs).as("the lease stated: the whole grace, its node a member").isEqualTo(GRACE_MS);
-        assertThat(on(context, () -> owners.owner(0))).isEqualTo(owner);
-
-        // a notice of a node that is gone when it is handled still lapses its owner's groups
-        on(context, () -> {
-            membership.leave("n");
-            return null;
-        });
-        assertThat(on(context, owners::lapsing)).isEqualTo(1);
-        on(context, () -> {
-            owners.stop();
-            return null;
-        });
-        assertThat(expired).isEmpty();
-    }
-
-    @Test
     void theLeaseStatedIsTheWholeGraceWhileTheNodeIsAMemberAndWhatIsLeftOfItOnceItLeft(Vertx vertx) throws Exception {
         Context context = vertx.getOrCreateContext();
         Membership membership = new Membership();
