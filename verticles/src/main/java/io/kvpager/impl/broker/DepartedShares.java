@@ -13,7 +13,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.function.Supplier;
 
 /**
  * Gives back the GPU shares of owners whose node left the cluster: a coordinator killed with its
@@ -24,6 +26,12 @@ import java.util.WeakHashMap;
  *
  * <p>Coordinators watch from the first GPU broker they open, rank workers from their start, so the
  * shares come back even when no coordinator survives.
+ *
+ * <p>A notice can come late: the cluster manager tells of a member's removal only after its own
+ * bookkeeping in the cluster's maps, and a node cut off from the others (its own pause, a
+ * partition) hears of their removal while its side merges back. So each record is judged on who
+ * is a member right after it is read: a node back in the cluster by then keeps its owners' shares
+ * (a displaced incarnation's share goes with {@link ShareReconcile}, on its own node).
  */
 public final class DepartedShares {
 
@@ -47,20 +55,23 @@ public final class DepartedShares {
             return;
         }
         // a context of its own: the notices outlive any one verticle of the node
-        membership.subscribe(((VertxInternal) vertx).createEventLoopContext(), node -> removeNode(vertx, node)
+        membership.subscribe(((VertxInternal) vertx).createEventLoopContext(), node -> removeNode(vertx, node, membership::nodes)
                 .onFailure(e -> log.warn("node {} left the cluster, but removing its GPU shares failed: {}; the next broker opened on"
                         + " each GPU removes them", node, e.getMessage())));
     }
 
     /**
-     * Removes the shares of every owner on {@code nodeId} from every GPU's record; completes with
-     * the bytes this call removed (0 when another node removed them first).
+     * Removes the shares of every owner on {@code nodeId} from every GPU's record, where the node is
+     * not among {@code membersNow} (the cluster's nodes, asked after each read of a record);
+     * completes with the bytes this call removed (0 when another node removed them first, or the
+     * node is a member again).
      */
-    public static Future<Long> removeNode(Vertx vertx, String nodeId) {
+    public static Future<Long> removeNode(Vertx vertx, String nodeId, Supplier<Set<String>> membersNow) {
         return SealedBooks.keptText(vertx, GpuBroker.SHARES).compose(shares -> shares.keys().compose(gpus -> {
             List<Future<GpuShares>> removed = new ArrayList<>(gpus.size());
             for (String gpu : gpus) {
-                removed.add(GpuBroker.ofRecord(gpu, shares).removeDeparted(owner -> owner.isOn(nodeId)));
+                removed.add(GpuBroker.ofRecord(gpu, shares).removeDeparted(owner -> owner.isOn(nodeId)
+                        && !membersNow.get().contains(nodeId)));
             }
             return Future.all(removed).map(all -> {
                 long bytes = 0;

@@ -31,11 +31,14 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>removes the shares of owners whose node is not a member, and of owners on this node that no
  *       pool here holds any more (a displaced incarnation, one that closed);</li>
- *   <li>raises the share of each pool that runs here to what its lease holds ({@link GpuLease#leased},
- *       never below what its memory holds), where the record shows less or nothing;</li>
+ *   <li>raises the share of each pool that runs here to what the broker granted its lease
+ *       ({@link #confirmed}: never a take still waiting for the broker, which may be refused), where
+ *       the record shows less or nothing;</li>
  * </ul>
- * each by compare-and-set of the whole record, as {@link GpuBroker} writes it. Who is a member and
- * which pools run here are asked again after each read of a record, right before deciding on it: a
+ * each by compare-and-set of the whole record, as {@link GpuBroker} writes it. Who is a member,
+ * which pools run here and what their leases hold are asked again after each read of a record,
+ * right before deciding on it (a lease read before the record may have been given back since, and
+ * a raise to it would bring back bytes the record no longer grants): a
  * pool registers here before its first claim, so a share that a read shows was claimed by a pool
  * running here, or by a member, whatever started meanwhile (a new incarnation of a displaced pool,
  * a node that merged back). A round that judged on what ran when it began would remove the share of
@@ -126,8 +129,11 @@ public final class ShareReconcile {
                             gpus.addAll(leases.keySet());
                             List<Future<Boolean>> done = new ArrayList<>();
                             for (String gpu : gpus) {
+                                // the leases are read again after each read of the record, right before deciding on it
+                                Supplier<Future<Map<String, Held>>> leasedNow = () -> leasesHere(vertx)
+                                        .map(now -> now.getOrDefault(gpu, Map.of()));
                                 done.add(capacities.get(gpu).compose(capacity -> reconcile(shares, gpu, capacity, members, localNode,
-                                        owners, leases.getOrDefault(gpu, Map.of()), remove, 0)));
+                                        owners, leasedNow, remove, 0)));
                             }
                             return Future.all(done).map(all -> (int) done.stream().filter(Future::result).count());
                         }))));
@@ -146,6 +152,17 @@ public final class ShareReconcile {
         return owners;
     }
 
+    /**
+     * What {@code lease} holds for certain: the share the broker granted it. A take waiting for the
+     * broker counts as held in the lease (so that no other take here counts on the bytes meanwhile)
+     * but may yet be refused: a share raised to it would grant bytes the broker is refusing, over the
+     * GPU's capacity (seen: 160 MiB of a 128 MiB GPU recorded while a take of 64 MiB was being
+     * refused). Read on the pool's context.
+     */
+    static long confirmed(GpuLease lease) {
+        return lease.leased();
+    }
+
     /** Each GPU's leases of the pools on this node, read on each pool's context. */
     private static Future<Map<String, Map<String, Held>>> leasesHere(Vertx vertx) {
         Map<PoolBudget, Context> live = LIVE.getOrDefault(vertx, Map.of());
@@ -156,7 +173,7 @@ public final class ShareReconcile {
                 Map<String, Map<String, Held>> byGpu = new HashMap<>();
                 for (GpuLease lease : pool.getKey().leases()) {
                     byGpu.computeIfAbsent(lease.broker().gpu(), g -> new LinkedHashMap<>())
-                            .put(pool.getKey().poolName(), new Held(pool.getKey().owner(), Math.max(lease.leased(), lease.held())));
+                            .put(pool.getKey().poolName(), new Held(pool.getKey().owner(), confirmed(lease)));
                 }
                 one.complete(byGpu);
             });
@@ -172,10 +189,10 @@ public final class ShareReconcile {
     }
 
     private static Future<Boolean> reconcile(AsyncMap<String, String> shares, String gpu, Long capacity, Supplier<Set<String>> membersNow,
-                                             String localNode, Supplier<Set<Owner>> ownersNow, Map<String, Held> leased, boolean remove,
-                                             int round) {
-        return shares.get(gpu).compose(text -> {
-            // judged on who runs now, after the read: see the class comment
+                                             String localNode, Supplier<Set<Owner>> ownersNow, Supplier<Future<Map<String, Held>>> leasedNow,
+                                             boolean remove, int round) {
+        return shares.get(gpu).compose(text -> leasedNow.get().compose(leased -> {
+            // judged on who runs now and what their leases hold now, after the read: see the class comment
             Set<String> members = membersNow.get();
             Set<Owner> owners = ownersNow.get();
             Map<String, Held> here = new LinkedHashMap<>(leased);
@@ -221,9 +238,9 @@ public final class ShareReconcile {
                     return Future.failedFuture(new IllegalStateException("gpu " + gpu + ": gave up reconciling its record after "
                             + MAX_ROUNDS + " rounds lost to other writers"));
                 }
-                return reconcile(shares, gpu, capacity, membersNow, localNode, ownersNow, leased, remove, round + 1);
+                return reconcile(shares, gpu, capacity, membersNow, localNode, ownersNow, leasedNow, remove, round + 1);
             });
-        });
+        }));
     }
 
     private static void warnIfOverGranted(String gpu, Long capacity, GpuShares shares) {

@@ -11,6 +11,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import static io.kvpager.cache.SimPool.await;
@@ -137,7 +139,7 @@ class GpuBrokerTest {
         for (int survivor = 0; survivor < 3; survivor++) {
             Promise<Long> removed = Promise.promise();
             removals.add(removed.future());
-            vertx.getOrCreateContext().runOnContext(v -> DepartedShares.removeNode(vertx, "node-a").onComplete(removed));
+            vertx.getOrCreateContext().runOnContext(v -> DepartedShares.removeNode(vertx, "node-a", Set::of).onComplete(removed));
         }
         await(Future.all(removals));
         assertThat(removals.stream().mapToLong(Future::result).sum()).as("bytes removed by all survivors").isEqualTo(30 + 15 + 40);
@@ -147,6 +149,27 @@ class GpuBrokerTest {
         assertThat(on(context, gpu2::taken)).isEqualTo(5);
         // after the departure, the whole rest of the GPU can be taken again
         assertThat(on(context, () -> gpu1.lease("d", CAROL, 80, 80))).isEqualTo(80);
+    }
+
+    @Test
+    void aNoticeOfALeaveThatComesOnceTheNodeIsBackRemovesNoShareOfIt(Vertx vertx) {
+        Context context = vertx.getOrCreateContext();
+        GpuBroker gpu = on(context, () -> GpuBroker.open(vertx, "gpu-late-notice", 100));
+        on(context, () -> gpu.lease("a1", ALICE, 30, 30));
+        on(context, () -> gpu.lease("b", BOB, 20, 20));
+
+        // node-a left and merged back before this node's notice of the leave was handled: it keeps its share
+        Set<String> members = ConcurrentHashMap.newKeySet();
+        members.addAll(Set.of("node-a", BOB.nodeId()));
+        assertThat(on(context, () -> DepartedShares.removeNode(vertx, "node-a", () -> Set.copyOf(members)))).isZero();
+        assertThat(on(context, gpu::shares).shares()).containsOnlyKeys("a1", "b");
+        assertThat(on(context, gpu::taken)).isEqualTo(50);
+
+        // gone for good when the record is read: removed
+        members.remove("node-a");
+        assertThat(on(context, () -> DepartedShares.removeNode(vertx, "node-a", () -> Set.copyOf(members)))).isEqualTo(30);
+        assertThat(on(context, gpu::shares).shares()).containsOnlyKeys("b");
+        assertThat(on(context, gpu::taken)).isEqualTo(20);
     }
 
     @Test

@@ -112,6 +112,53 @@ class ShareReconcileTest {
     }
 
     /**
+     * A take waiting for the broker counts as held in its lease, but the broker may refuse it: a check
+     * that raised the pool's share to it recorded 160 MiB taken on a GPU of 128 MiB (a cluster test
+     * under load, while a 64 MiB take was being refused). The reconcile counts what the broker granted.
+     */
+    @Test
+    void aTakeWaitingForTheBrokerIsNotCountedAsGranted(Vertx vertx) {
+        Context context = vertx.getOrCreateContext();
+        GpuBroker broker = on(context, () -> GpuBroker.open(vertx, "gpu-reconcile-pending", 128));
+        assertThat(on(context, () -> broker.claim("a", new Owner("node-a", 1), 96))).isTrue();
+        GpuLease lease = on(context, () -> Future.succeededFuture(new GpuLease(vertx, broker, "b", new Owner("node-here", 1),
+                List.of("pp0/tp0"), 0)));
+        // what a reconcile would count, sampled on the pool's context at every turn until the broker answers
+        long[] most = new long[1];
+        Boolean refused = on(context, () -> {
+            Future<Boolean> take = lease.take(64);
+            sampleUntil(context, take, () -> most[0] = Math.max(most[0], ShareReconcile.confirmed(lease)));
+            return take;
+        });
+        assertThat(refused).as("64 bytes where 32 are free").isFalse();
+        assertThat(most[0]).as("counted as granted while the take waited").isZero();
+        assertThat(on(context, broker::shares).total()).as("taken <= capacity").isEqualTo(96);
+
+        // the state a take waiting for the broker leaves (take() counts its bytes as held before it asks, and in
+        // a cluster the answer is a round trip away): held above what the broker granted; counted is the grant
+        long[] pending = on(context, () -> {
+            lease.takeHere(64);
+            long[] both = {lease.held(), ShareReconcile.confirmed(lease)};
+            lease.give(64);
+            return Future.succeededFuture(both);
+        });
+        assertThat(pending[0]).as("held while a take waits").isEqualTo(64);
+        assertThat(pending[1]).as("counted while a take waits").isZero();
+
+        // a take the broker grants is counted, all of the lease it granted
+        assertThat(on(context, () -> lease.take(16))).isTrue();
+        assertThat(on(context, () -> Future.succeededFuture(ShareReconcile.confirmed(lease))))
+                .isEqualTo(on(context, () -> Future.succeededFuture(lease.leased()))).isGreaterThanOrEqualTo(16);
+    }
+
+    private static void sampleUntil(Context context, Future<?> done, Runnable sample) {
+        sample.run();
+        if (!done.isComplete()) {
+            context.runOnContext(v -> sampleUntil(context, done, sample));
+        }
+    }
+
+    /**
      * The soak's taken < held: a round began while the old incarnation of a pool still ran here, the
      * new incarnation opened and claimed its share while the round waited (here: for the old pool's
      * busy context), and the round, judging on the pools that ran when it began, took the new
