@@ -44,9 +44,10 @@ class KeptRegistrationTest {
 
     @Test
     void aRegistrationAnotherNodeRemovedIsListedAgainAndServes() {
-        ClusterNode a = startTwo("kvpager-kept");
-        ClusterNode b = nodes.getLast();
-        MessageConsumer<String> consumer = answerOn(a);
+        String cluster = TestClusters.freshName("kvpager-kept");
+        ClusterNode a = start(TestClusters.startHere(cluster));
+        ClusterNode b = start(TestClusters.startHere(TestClusters.nodeOptions(cluster, a.memberAddress())));
+        MessageConsumer<String> consumer = a.vertx().eventBus().<String>consumer(ADDRESS, m -> m.reply("from a"));
         KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 100));
         await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
 
@@ -65,9 +66,10 @@ class KeptRegistrationTest {
 
     @Test
     void anUnregisteredConsumerIsNotListedAgain() {
-        ClusterNode a = startTwo("kvpager-kept-gone");
-        ClusterNode b = nodes.getLast();
-        MessageConsumer<String> consumer = answerOn(a);
+        String cluster = TestClusters.freshName("kvpager-kept-gone");
+        ClusterNode a = start(TestClusters.startHere(cluster));
+        ClusterNode b = start(TestClusters.startHere(TestClusters.nodeOptions(cluster, a.memberAddress())));
+        MessageConsumer<String> consumer = a.vertx().eventBus().<String>consumer(ADDRESS, m -> m.reply("from a"));
         KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 60_000));
         await().atMost(BOUND).until(() -> registrationsOf(b, a).size() == 1);
 
@@ -78,17 +80,9 @@ class KeptRegistrationTest {
         kept.close();
     }
 
-    /** Starts two nodes of a fresh cluster; returns the first (the second is {@code nodes}' last). */
-    private ClusterNode startTwo(String prefix) {
-        String cluster = TestClusters.freshName(prefix);
-        ClusterNode first = TestClusters.startHere(cluster);
-        nodes.add(first);
-        nodes.add(TestClusters.startHere(TestClusters.nodeOptions(cluster, first.memberAddress())));
-        return first;
-    }
-
-    private static MessageConsumer<String> answerOn(ClusterNode node) {
-        return node.vertx().eventBus().consumer(ADDRESS, m -> m.reply("from a"));
+    private ClusterNode start(ClusterNode node) {
+        nodes.add(node);
+        return node;
     }
 
     private static String ask(ClusterNode from) {
