@@ -1,4 +1,4 @@
-package io.kvpager.internal.bus;
+package io.kvpager.internal.membership;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
