@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -508,7 +509,7 @@ public final class PoolBudget {
         List<Future<Long>> taken = new ArrayList<>(all.size());
         for (GpuLease lease : all) {
             Future<Long> read = lease.broker().taken();
-            taken.add(withinMs > 0 ? read.timeout(withinMs, java.util.concurrent.TimeUnit.MILLISECONDS) : read);
+            taken.add(withinMs > 0 ? read.timeout(withinMs, TimeUnit.MILLISECONDS) : read);
         }
         return Future.join(taken).transform(joined -> {
             List<GpuStats> stats = new ArrayList<>(all.size());

@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -81,7 +82,7 @@ public final class ShareReconcile {
                             e.getMessage()));
             membership.subscribeChanges(own, run);
             membership.subscribeDisplacement(own, why -> { }, run);
-            java.util.concurrent.atomic.AtomicBoolean checking = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicBoolean checking = new AtomicBoolean();
             own.runOnContext(v -> vertx.setPeriodic(RECHECK_MS, id -> {
                 if (!LIVE.getOrDefault(vertx, Map.of()).isEmpty() && membership.displacedBecause() == null && checking.compareAndSet(false, true)) {
                     reconcile(vertx, membership::nodes, membership.nodeId(), false)
