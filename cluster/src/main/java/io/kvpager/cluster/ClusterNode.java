@@ -1,5 +1,6 @@
 package io.kvpager.cluster;
 
+import com.hazelcast.cluster.Address;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.ListenerConfig;
 import com.hazelcast.core.LifecycleListener;
@@ -232,7 +233,7 @@ public final class ClusterNode {
         if (closing == null) {
             long began = System.nanoTime();
             try {
-                com.hazelcast.cluster.Address self = manager.getHazelcastInstance().getCluster().getLocalMember().getAddress();
+                Address self = manager.getHazelcastInstance().getCluster().getLocalMember().getAddress();
                 Departures.stopping(self.getHost(), self.getPort());
             } catch (RuntimeException notRunning) {
                 // its member already stopped: it logs nothing more about its peers

@@ -63,9 +63,8 @@ public sealed interface CoordinatorRequest {
         }
     }
 
-    /** {@code stats}: the cache's stats. */
     /**
-     * {@code stats}; {@code ranksWithinMs}, when given (above 0), how long the coordinator waits for
+     * {@code stats}: the cache's stats; {@code ranksWithinMs}, when given (above 0), how long the coordinator waits for
      * each rank's stats before counting the rank as not answering (down), so that a client with a
      * short timeout hears of a silent rank instead of timing out on the coordinator; 0 (left out)
      * waits for the send timeout.
