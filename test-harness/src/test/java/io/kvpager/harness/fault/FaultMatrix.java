@@ -11,8 +11,6 @@ import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,14 +26,12 @@ import java.util.regex.Pattern;
  * {@link FaultMatrixCoverageTest} checks that the two layouts' matrices together hold every
  * meaningful one and says how many were left out, and why.
  *
- * <p>Most of a case's time is waiting: a timeout kind waits out its 500 ms send timeout. So the
- * two layouts' matrices run beside each other (JUnit's parallel execution, enabled for the classes
- * that ask for it in junit-platform.properties), each with its own Vert.x, bus tap and instance
- * names; the cases within one matrix stay one after the other, as the tap intercepts one request
- * at a time.
+ * <p>Most of a case's time is waiting: a timeout kind waits out its 500 ms send timeout. The two
+ * layouts' matrices run one after the other, each with its own Vert.x, bus tap and instance names:
+ * run beside each other, in a build of four modules at a time on two cores, a case's "next
+ * allocation" once met a healthy rank's 500 ms send timeout.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@Execution(ExecutionMode.CONCURRENT)
 abstract class FaultMatrix {
 
     /** {@code -Dkvpager.faults.only=<regex>} runs only the cases whose name it finds, while working on one. */
@@ -71,7 +67,6 @@ abstract class FaultMatrix {
     }
 
     @TestFactory
-    @Execution(ExecutionMode.SAME_THREAD)
     List<DynamicNode> faultMatrix() {
         FaultScenario scenario = new FaultScenario(vertx, tap);
         List<DynamicNode> kinds = new ArrayList<>();
