@@ -4,6 +4,7 @@ import io.kvpager.protocol.PoolRanks;
 import io.kvpager.LimitResult;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.internal.membership.ClusterMembership;
+import io.kvpager.internal.membership.KeptRegistration;
 import io.kvpager.protocol.CoordinatorRequest;
 import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.WorkerProtocol;
@@ -45,6 +46,7 @@ public final class CoordinatorVerticle extends VerticleBase {
     private volatile Thread thread;
     private KvCacheOptions options;
     private Runnable unsubscribe = () -> { };
+    private volatile KeptRegistration kept;
     private boolean stopping;
 
     /** How to deploy a coordinator for {@code options}. */
@@ -71,10 +73,14 @@ public final class CoordinatorVerticle extends VerticleBase {
                 unsubscribe = membership.subscribeDisplacement(context, why -> coordinator.displace(why), this::reincarnate);
             }
             Future<Void> started = coordinator.start();
+            Future<Void> registered = KeptRegistration.keep(vertx, consumer).map(keeper -> {
+                kept = keeper;
+                return null;
+            });
             if (options.isLazyStart()) {
-                return consumer.completion();
+                return registered;
             }
-            return consumer.completion().compose(v -> started)
+            return registered.compose(v -> started)
                     .recover(e -> coordinator.close().transform(closed -> Future.failedFuture(e)));
         });
     }
@@ -167,6 +173,9 @@ public final class CoordinatorVerticle extends VerticleBase {
     public Future<?> stop() {
         stopping = true;
         unsubscribe.run();
+        if (kept != null) {
+            kept.close();
+        }
         return coordinator == null ? Future.succeededFuture() : coordinator.close();
     }
 

@@ -1,5 +1,6 @@
 package io.kvpager.impl.worker;
 
+import io.kvpager.internal.membership.KeptRegistration;
 import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;
@@ -101,6 +102,9 @@ public final class RankWorkerVerticle extends VerticleBase {
     private MessageConsumer<Object> consumer;
     /** Answers liveness probes from an event loop: see {@link WorkerProtocol#aliveAddress}. */
     private MessageConsumer<Object> alive;
+    /** Keep the consumers listed in the cluster's registry (null outside a cluster). */
+    private volatile KeptRegistration keptConsumer;
+    private volatile KeptRegistration keptAlive;
     private GroupOwners owners;
     private final NodeDepartures departures;
     /** Where answers are sent from in a cluster; {@code null} when they are sent from the rank's thread. */
@@ -152,7 +156,10 @@ public final class RankWorkerVerticle extends VerticleBase {
         replies = vertx.isClustered() ? ((VertxInternal) vertx).createEventLoopContext() : null;
         RankFailureReply.registerCodec(vertx.eventBus());
         consumer = vertx.eventBus().consumer(config.address(), this::onMessage);
-        return consumer.completion().compose(registered -> answerProbes())
+        return KeptRegistration.keep(vertx, consumer).compose(keeper -> {
+                    keptConsumer = keeper;
+                    return answerProbes();
+                })
                 .onSuccess(v -> LOG.info("{} of {} serving {} on {} at {}", rank, config.instance(), device.describe(),
                         thread.getName(), config.address()))
                 .onFailure(e -> closeDevice());
@@ -172,7 +179,7 @@ public final class RankWorkerVerticle extends VerticleBase {
         JsonObject answer = new JsonObject().put("rank", rank);
         replies.runOnContext(v -> {
             alive = vertx.eventBus().consumer(WorkerProtocol.aliveAddress(config.address()), probe -> probe.reply(answer));
-            alive.completion().onComplete(registered);
+            KeptRegistration.keep(vertx, alive).onSuccess(keeper -> keptAlive = keeper).<Void>mapEmpty().onComplete(registered);
         });
         return registered.future();
     }
@@ -180,6 +187,11 @@ public final class RankWorkerVerticle extends VerticleBase {
     @Override
     public Future<?> stop() {
         stopping = true;
+        for (KeptRegistration kept : new KeptRegistration[] {keptConsumer, keptAlive}) {
+            if (kept != null) {
+                kept.close();
+            }
+        }
         if (alive != null) {
             alive.unregister();
         }

@@ -1,0 +1,112 @@
+package io.kvpager.cluster;
+
+import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.internal.membership.KeptRegistration;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.spi.cluster.ClusterManager;
+import io.vertx.core.spi.cluster.RegistrationInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static io.kvpager.cluster.process.TestClusters.await;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A consumer kept by {@link KeptRegistration} is listed again in the cluster's registry after
+ * another node removed its registration, as a late notice that its node left does (the cluster
+ * manager's cleanup of a departed node, run by a node that merges back after the departed node
+ * listed its consumers again); a consumer unregistered is not listed again.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class KeptRegistrationTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(30);
+    private static final String ADDRESS = "kvpager.test-kept";
+
+    private final List<ClusterNode> nodes = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() {
+        for (ClusterNode node : nodes) {
+            await(node.close());
+        }
+    }
+
+    @Test
+    void aRegistrationAnotherNodeRemovedIsListedAgainAndServes() {
+        String cluster = TestClusters.freshName("kvpager-kept");
+        ClusterNode a = start(TestClusters.startHere(cluster));
+        ClusterNode b = start(TestClusters.startHere(TestClusters.nodeOptions(cluster, a.memberAddress())));
+        MessageConsumer<String> consumer = a.vertx().eventBus().<String>consumer(ADDRESS, m -> m.reply("from a"));
+        KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 100));
+        await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
+
+        // b removes a's registration, as the cluster manager's cleanup of a departed node does
+        List<RegistrationInfo> ofA = registrationsOf(b, a);
+        assertThat(ofA).hasSize(1);
+        await(removeRegistration(b, ofA.getFirst()));
+        assertThat(registrationsOf(b, a)).isEmpty();
+
+        // a lists it again, exactly as it was, and b's requests are served again
+        await().atMost(BOUND).until(() -> registrationsOf(b, a).equals(ofA));
+        await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
+        assertThat(await(kept.check())).as("nothing missing any more").isZero();
+        kept.close();
+    }
+
+    @Test
+    void anUnregisteredConsumerIsNotListedAgain() {
+        String cluster = TestClusters.freshName("kvpager-kept-gone");
+        ClusterNode a = start(TestClusters.startHere(cluster));
+        ClusterNode b = start(TestClusters.startHere(TestClusters.nodeOptions(cluster, a.memberAddress())));
+        MessageConsumer<String> consumer = a.vertx().eventBus().<String>consumer(ADDRESS, m -> m.reply("from a"));
+        KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 60_000));
+        await().atMost(BOUND).until(() -> registrationsOf(b, a).size() == 1);
+
+        await(consumer.unregister());
+        await().atMost(BOUND).until(() -> registrationsOf(b, a).isEmpty());
+        assertThat(await(kept.check())).isZero();
+        assertThat(registrationsOf(b, a)).isEmpty();
+        kept.close();
+    }
+
+    private ClusterNode start(ClusterNode node) {
+        nodes.add(node);
+        return node;
+    }
+
+    private static String ask(ClusterNode from) {
+        try {
+            return await(from.vertx().eventBus().<String>request(ADDRESS, "?").map(reply -> reply.body()));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static ClusterManager manager(ClusterNode node) {
+        return ((VertxInternal) node.vertx()).clusterManager();
+    }
+
+    private static List<RegistrationInfo> registrationsOf(ClusterNode asked, ClusterNode owner) {
+        Promise<List<RegistrationInfo>> listed = Promise.promise();
+        manager(asked).getRegistrations(ADDRESS, listed);
+        String nodeId = manager(owner).getNodeId();
+        return await(listed.future()).stream().filter(info -> info.nodeId().equals(nodeId)).toList();
+    }
+
+    private static Future<Void> removeRegistration(ClusterNode on, RegistrationInfo info) {
+        Promise<Void> removed = Promise.promise();
+        manager(on).removeRegistration(ADDRESS, info, removed);
+        return removed.future();
+    }
+}

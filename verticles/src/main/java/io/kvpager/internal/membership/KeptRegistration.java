@@ -1,0 +1,128 @@
+package io.kvpager.internal.membership;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.spi.cluster.ClusterManager;
+import io.vertx.core.spi.cluster.RegistrationInfo;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps one event-bus consumer of this node listed in the cluster's registry of consumers for as
+ * long as it is registered. The cluster manager removes a node's registrations when it hears that
+ * the node left, and that notice can come late: a node cut off from the others (its own pause, a
+ * partition) can hear of their removal while its side merges back, after they listed their
+ * consumers again, and then removes them from the merged registry. Nothing else puts them back:
+ * every message to the address then fails with {@code NO_HANDLERS} while the consumer runs (seen
+ * for a minute in a pause soak). So, every {@link #CHECK_MS}, the consumer's own registrations are
+ * looked up in the registry and listed again where missing, exactly as the event bus listed them,
+ * so that its own removal at unregistration still finds them.
+ *
+ * <p>The consumer's registrations are the ones of this node at its address once it is registered:
+ * kvpager registers one consumer per address and node (a coordinator's address is checked free
+ * first; a rank's address is its own).
+ */
+public final class KeptRegistration {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KeptRegistration.class);
+
+    /** How often the registry is checked for the consumer's registrations. */
+    public static final long CHECK_MS = 2000;
+
+    private final Vertx vertx;
+    private final ClusterManager manager;
+    private final MessageConsumer<?> consumer;
+    private final List<RegistrationInfo> own;
+    private final long timer;
+    private volatile boolean closed;
+    private volatile boolean checking;
+
+    private KeptRegistration(Vertx vertx, ClusterManager manager, MessageConsumer<?> consumer, List<RegistrationInfo> own,
+            long checkMs) {
+        this.vertx = vertx;
+        this.manager = manager;
+        this.consumer = consumer;
+        this.own = own;
+        this.timer = vertx.setPeriodic(checkMs, checkMs, id -> check());
+    }
+
+    /**
+     * Keeps {@code consumer}, once registered, listed in the registry; completes with the keeper,
+     * or with {@code null} outside a cluster (nothing to keep).
+     */
+    public static Future<KeptRegistration> keep(Vertx vertx, MessageConsumer<?> consumer) {
+        return keep(vertx, consumer, CHECK_MS);
+    }
+
+    /** {@link #keep(Vertx, MessageConsumer)}, checking every {@code checkMs}. */
+    public static Future<KeptRegistration> keep(Vertx vertx, MessageConsumer<?> consumer, long checkMs) {
+        if (checkMs <= 0) {
+            throw new IllegalArgumentException("the registry is checked every 1 ms or more, not " + checkMs);
+        }
+        ClusterManager manager = vertx.isClustered() ? ((VertxInternal) vertx).clusterManager() : null;
+        if (manager == null) {
+            return Future.succeededFuture();
+        }
+        String nodeId = manager.getNodeId();
+        return consumer.completion().compose(v -> registrations(manager, consumer.address())).map(listed -> {
+            List<RegistrationInfo> own = listed.stream().filter(info -> info.nodeId().equals(nodeId)).toList();
+            return new KeptRegistration(vertx, manager, consumer, own, checkMs);
+        });
+    }
+
+    /** Stops keeping the consumer: call before it is unregistered. */
+    public void close() {
+        closed = true;
+        vertx.cancelTimer(timer);
+    }
+
+    /**
+     * Lists the consumer's registrations again where the registry lacks them (one round at a time);
+     * completes with how many it listed again.
+     */
+    public Future<Integer> check() {
+        if (closed || checking || !consumer.isRegistered()) {
+            return Future.succeededFuture(0);
+        }
+        checking = true;
+        return registrations(manager, consumer.address()).compose(listed -> {
+            List<RegistrationInfo> missing = new ArrayList<>(own);
+            missing.removeAll(listed);
+            if (missing.isEmpty() || closed || !consumer.isRegistered()) {
+                return Future.succeededFuture(0);
+            }
+            LOG.info("the cluster's registry no longer listed this node's consumer at {} (removed by a node that counted"
+                    + " this one gone); listed again", consumer.address());
+            List<Future<Void>> added = new ArrayList<>();
+            for (RegistrationInfo info : missing) {
+                Promise<Void> done = Promise.promise();
+                manager.addRegistration(consumer.address(), info, done);
+                added.add(done.future().compose(v -> {
+                    // unregistered meanwhile: take back what was listed for it
+                    if (!closed && consumer.isRegistered()) {
+                        return Future.succeededFuture();
+                    }
+                    Promise<Void> removed = Promise.promise();
+                    manager.removeRegistration(consumer.address(), info, removed);
+                    return removed.future();
+                }));
+            }
+            return Future.all(added).map(all -> missing.size());
+        }).onComplete(ar -> checking = false).otherwise(e -> {
+            LOG.warn("checking the cluster's registry for the consumer at {} failed: {}; checked again in {} ms",
+                    consumer.address(), e.getMessage(), CHECK_MS);
+            return 0;
+        });
+    }
+
+    private static Future<List<RegistrationInfo>> registrations(ClusterManager manager, String address) {
+        Promise<List<RegistrationInfo>> listed = Promise.promise();
+        manager.getRegistrations(address, listed);
+        return listed.future();
+    }
+}
