@@ -1,7 +1,7 @@
 package io.kvpager.cluster;
 
 import io.kvpager.cluster.process.TestClusters;
-import io.kvpager.internal.membership.KeptRegistration;
+import io.kvpager.internal.bus.KeptRegistration;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.eventbus.MessageConsumer;

@@ -75,7 +75,7 @@ class PackageRolesTest {
         layeredArchitecture().consideringOnlyDependenciesInLayers()
                 .layer("api and internal").definedBy("io.kvpager.cache..", "io.kvpager.worker..", "io.kvpager.rxjava3..",
                         "io.kvpager.protocol..", "io.kvpager.internal.options..", "io.kvpager.internal.membership..",
-                        "io.kvpager.internal.books..")
+                        "io.kvpager.internal.books..", "io.kvpager.internal.bus..")
                 .layer("broker").definedBy(BROKER + "..")
                 .layer("roles").definedBy(COORDINATOR + "..", WORKER + "..")
                 .layer("assembly").definedBy(DEPLOYMENT + "..", "io.kvpager.internal")
@@ -105,7 +105,8 @@ class PackageRolesTest {
     void theRulesSeeTheCodeTheyGuard() {
         // guards against a rule that passes because the import found nothing
         assertThat(Stream.of(WORKER, COORDINATOR, MEMBERSHIP, BROKER, DEPLOYMENT, "io.kvpager.cache", "io.kvpager.worker",
-                "io.kvpager.protocol", "io.kvpager.internal", "io.kvpager.internal.options", "io.kvpager.internal.books"))
+                "io.kvpager.protocol", "io.kvpager.internal", "io.kvpager.internal.options", "io.kvpager.internal.books",
+                "io.kvpager.internal.bus"))
                 .allMatch(name -> main.containPackage(name) && !main.getPackage(name).getClasses().isEmpty());
     }
 

@@ -1,6 +1,6 @@
 package io.kvpager.impl.worker;
 
-import io.kvpager.internal.membership.KeptRegistration;
+import io.kvpager.internal.bus.KeptRegistration;
 import io.kvpager.FailureCode;
 import io.kvpager.Geometry;
 import io.kvpager.Layout;

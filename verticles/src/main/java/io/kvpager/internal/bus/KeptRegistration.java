@@ -1,4 +1,4 @@
-package io.kvpager.internal.membership;
+package io.kvpager.internal.bus;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
