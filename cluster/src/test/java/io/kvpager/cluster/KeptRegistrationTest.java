@@ -44,10 +44,9 @@ class KeptRegistrationTest {
 
     @Test
     void aRegistrationAnotherNodeRemovedIsListedAgainAndServes() {
-        String cluster = TestClusters.freshName("kvpager-kept");
-        ClusterNode a = start(TestClusters.startHere(cluster));
-        ClusterNode b = start(TestClusters.startHere(TestClusters.nodeOptions(cluster, a.memberAddress())));
-        MessageConsumer<String> consumer = a.vertx().eventBus().<String>consumer(ADDRESS, m -> m.reply("from a"));
+        ClusterNode a = startTwo("kvpager-kept");
+        ClusterNode b = nodes.getLast();
+        MessageConsumer<String> consumer = answerOn(a);
         KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 100));
         await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
 
@@ -66,10 +65,9 @@ class KeptRegistrationTest {
 
     @Test
     void anUnregisteredConsumerIsNotListedAgain() {
-        String cluster = TestClusters.freshName("kvpager-kept-gone");
-        ClusterNode a = start(TestClusters.startHere(cluster));
-        ClusterNode b = start(TestClusters.startHere(TestClusters.nodeOptions(cluster, a.memberAddress())));
-        MessageConsumer<String> consumer = a.vertx().eventBus().<String>consumer(ADDRESS, m -> m.reply("from a"));
+        ClusterNode a = startTwo("kvpager-kept-gone");
+        ClusterNode b = nodes.getLast();
+        MessageConsumer<String> consumer = answerOn(a);
         KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 60_000));
         await().atMost(BOUND).until(() -> registrationsOf(b, a).size() == 1);
 
@@ -80,9 +78,17 @@ class KeptRegistrationTest {
         kept.close();
     }
 
-    private ClusterNode start(ClusterNode node) {
-        nodes.add(node);
-        return node;
+    /** Starts two nodes of a fresh cluster; returns the first (the second is {@code nodes}' last). */
+    private ClusterNode startTwo(String prefix) {
+        String cluster = TestClusters.freshName(prefix);
+        ClusterNode first = TestClusters.startHere(cluster);
+        nodes.add(first);
+        nodes.add(TestClusters.startHere(TestClusters.nodeOptions(cluster, first.memberAddress())));
+        return first;
+    }
+
+    private static MessageConsumer<String> answerOn(ClusterNode node) {
+        return node.vertx().eventBus().consumer(ADDRESS, m -> m.reply("from a"));
     }
 
     private static String ask(ClusterNode from) {
