@@ -2,12 +2,14 @@ package io.kvpager.cluster;
 
 import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.internal.bus.KeptRegistration;
+import com.hazelcast.map.IMap;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.core.spi.cluster.RegistrationInfo;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,7 +27,8 @@ import static org.awaitility.Awaitility.await;
  * A consumer kept by {@link KeptRegistration} is listed again in the cluster's registry after
  * another node removed its registration, as a late notice that its node left does (the cluster
  * manager's cleanup of a departed node, run by a node that merges back after the departed node
- * listed its consumers again); a consumer unregistered is not listed again.
+ * listed its consumers again), and so is the node's entry in the cluster's directory of nodes,
+ * which the same cleanup removes, before the registration; a consumer unregistered is not listed again.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class KeptRegistrationTest {
@@ -60,6 +63,35 @@ class KeptRegistrationTest {
         await().atMost(BOUND).until(() -> registrationsOf(b, a).equals(ofA));
         await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
         assertThat(await(kept.check())).as("nothing missing any more").isZero();
+        kept.close();
+    }
+
+    @Test
+    void aNodeEntryAndRegistrationALateNoticeRemovedAreListedAgain() {
+        ClusterNode a = startTwo("kvpager-kept-node");
+        ClusterNode b = nodes.getLast();
+        MessageConsumer<String> consumer = answerOn(a);
+        KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 60_000));
+        await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
+        String nodeA = manager(a).getNodeId();
+
+        // b cleans up after a as the cluster manager does for a departed node: its registrations, then its entry
+        List<RegistrationInfo> ofA = registrationsOf(b, a);
+        await(removeRegistration(b, ofA.getFirst()));
+        nodeEntries(b).remove(nodeA);
+        assertThat(nodeEntries(b).containsKey(nodeA)).isFalse();
+
+        // one check puts both back and b's requests are served again
+        assertThat(await(kept.check())).isEqualTo(1);
+        assertThat(nodeEntries(b).containsKey(nodeA)).isTrue();
+        assertThat(registrationsOf(b, a)).isEqualTo(ofA);
+        await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
+
+        // the entry alone missing (the notice's second step after a check): the next check puts it back
+        nodeEntries(b).remove(nodeA);
+        assertThat(await(kept.check())).as("no registration was missing").isZero();
+        assertThat(nodeEntries(b).containsKey(nodeA)).isTrue();
+        await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
         kept.close();
     }
 
@@ -108,6 +140,11 @@ class KeptRegistrationTest {
         manager(asked).getRegistrations(ADDRESS, listed);
         String nodeId = manager(owner).getNodeId();
         return await(listed.future()).stream().filter(info -> info.nodeId().equals(nodeId)).toList();
+    }
+
+    /** The cluster manager's directory of nodes (node id to event-bus server), as {@code on} reaches it. */
+    private static IMap<String, Object> nodeEntries(ClusterNode on) {
+        return ((HazelcastClusterManager) manager(on)).getHazelcastInstance().getMap("__vertx.nodeInfo");
     }
 
     private static Future<Void> removeRegistration(ClusterNode on, RegistrationInfo info) {

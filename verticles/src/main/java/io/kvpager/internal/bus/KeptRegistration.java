@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
+import io.vertx.core.spi.cluster.NodeInfo;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +23,15 @@ import org.slf4j.LoggerFactory;
  * for a minute in a pause soak). So, every {@link #CHECK_MS}, the consumer's own registrations are
  * looked up in the registry and listed again where missing, exactly as the event bus listed them,
  * so that its own removal at unregistration still finds them.
+ *
+ * <p>The same notice removes the node's entry in the cluster's directory of nodes (where a sender
+ * finds the node's event-bus server): a registration listed without that entry is worse than none,
+ * since a sender that picks it fails to connect ("Not a member of the cluster") and its message is
+ * lost until the sender's timeout, instead of failing at once with {@code NO_HANDLERS}. So each
+ * check first puts the node's own entry back where missing, and lists registrations only once the
+ * entry is there; a node that is not among the members it sees lists nothing. (A paused worker
+ * resumed and merging back once met exactly this: its registrations listed again before its entry,
+ * and a request to it timed out after 15 s.)
  *
  * <p>The consumer's registrations are the ones of this node at its address once it is registered:
  * kvpager registers one consumer per address and node (a coordinator's address is checked free
@@ -90,34 +100,61 @@ public final class KeptRegistration {
             return Future.succeededFuture(0);
         }
         checking = true;
-        return registrations(manager, consumer.address()).compose(listed -> {
-            List<RegistrationInfo> missing = new ArrayList<>(own);
-            missing.removeAll(listed);
-            if (missing.isEmpty() || closed || !consumer.isRegistered()) {
-                return Future.succeededFuture(0);
+        return nodeListed().compose(listedNode -> !listedNode ? Future.succeededFuture(0)
+                : registrations(manager, consumer.address()).compose(this::listMissing))
+                .onComplete(ar -> checking = false).otherwise(e -> {
+                    LOG.warn("checking the cluster's registry for the consumer at {} failed: {}; checked again in {} ms",
+                            consumer.address(), e.getMessage(), CHECK_MS);
+                    return 0;
+                });
+    }
+
+    /**
+     * Whether this node's own entry is in the cluster's directory of nodes, put back first if a
+     * node that counted this one gone removed it; false when this node is not among the members it
+     * sees (leaving, or not joined yet), where nothing is listed.
+     */
+    private Future<Boolean> nodeListed() {
+        String nodeId = manager.getNodeId();
+        if (!manager.getNodes().contains(nodeId)) {
+            return Future.succeededFuture(false);
+        }
+        Promise<NodeInfo> found = Promise.promise();
+        manager.getNodeInfo(nodeId, found);
+        return found.future().map(info -> info != null).otherwise(false).compose(present -> {
+            if (present || closed || !consumer.isRegistered()) {
+                return Future.succeededFuture(present);
             }
-            LOG.info("the cluster's registry no longer listed this node's consumer at {} (removed by a node that counted"
-                    + " this one gone); listed again", consumer.address());
-            List<Future<Void>> added = new ArrayList<>();
-            for (RegistrationInfo info : missing) {
-                Promise<Void> done = Promise.promise();
-                manager.addRegistration(consumer.address(), info, done);
-                added.add(done.future().compose(v -> {
-                    // unregistered meanwhile: take back what was listed for it
-                    if (!closed && consumer.isRegistered()) {
-                        return Future.succeededFuture();
-                    }
-                    Promise<Void> removed = Promise.promise();
-                    manager.removeRegistration(consumer.address(), info, removed);
-                    return removed.future();
-                }));
-            }
-            return Future.all(added).map(all -> missing.size());
-        }).onComplete(ar -> checking = false).otherwise(e -> {
-            LOG.warn("checking the cluster's registry for the consumer at {} failed: {}; checked again in {} ms",
-                    consumer.address(), e.getMessage(), CHECK_MS);
-            return 0;
+            LOG.info("the cluster's directory of nodes no longer listed this node (removed by a node that counted it gone); listed again");
+            Promise<Void> put = Promise.promise();
+            manager.setNodeInfo(manager.getNodeInfo(), put);
+            return put.future().map(true);
         });
+    }
+
+    private Future<Integer> listMissing(List<RegistrationInfo> listed) {
+        List<RegistrationInfo> missing = new ArrayList<>(own);
+        missing.removeAll(listed);
+        if (missing.isEmpty() || closed || !consumer.isRegistered()) {
+            return Future.succeededFuture(0);
+        }
+        LOG.info("the cluster's registry no longer listed this node's consumer at {} (removed by a node that counted"
+                + " this one gone); listed again", consumer.address());
+        List<Future<Void>> added = new ArrayList<>();
+        for (RegistrationInfo info : missing) {
+            Promise<Void> done = Promise.promise();
+            manager.addRegistration(consumer.address(), info, done);
+            added.add(done.future().compose(v -> {
+                // unregistered meanwhile: take back what was listed for it
+                if (!closed && consumer.isRegistered()) {
+                    return Future.succeededFuture();
+                }
+                Promise<Void> removed = Promise.promise();
+                manager.removeRegistration(consumer.address(), info, removed);
+                return removed.future();
+            }));
+        }
+        return Future.all(added).map(all -> missing.size());
     }
 
     private static Future<List<RegistrationInfo>> registrations(ClusterManager manager, String address) {
