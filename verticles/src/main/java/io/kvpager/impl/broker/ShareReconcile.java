@@ -121,23 +121,35 @@ public final class ShareReconcile {
      * claimed before this node hears of it, and its share must not go for that).
      */
     static Future<Integer> reconcile(Vertx vertx, Supplier<Set<String>> members, String localNode, boolean remove) {
+        return SealedBooks.keptText(vertx, GpuBroker.SHARES).compose(shares -> reconcile(vertx, shares, members, localNode, remove));
+    }
+
+    /**
+     * As {@link #reconcile(Vertx, Supplier, String, boolean)} on the records {@code shares}. Only a
+     * round that may remove shares reads which GPUs have a record ({@code keys()}, a query of every
+     * member): the periodic check raises only the shares of the pools here, so it reads the records
+     * of the GPUs they lease on, each by its key. A query meets every member, a leaving one too, and
+     * Hazelcast logs a WARN (WrongTargetException) on a query that meets a member on its way out; the
+     * periodic check runs every 2 s whatever happens, so it ran into members' leaves.
+     */
+    static Future<Integer> reconcile(Vertx vertx, AsyncMap<String, String> shares, Supplier<Set<String>> members, String localNode,
+                                     boolean remove) {
         Supplier<Set<Owner>> owners = () -> ownersHere(vertx);
-        return leasesHere(vertx).compose(leases -> SealedBooks.keptText(vertx, GpuBroker.SHARES)
-                .compose(shares -> SealedBooks.keptLongs(vertx, GpuBroker.CAPACITIES)
-                        .compose(capacities -> shares.keys().compose(recorded -> {
-                            // a GPU whose whole record a merge lost is one a pool here still leases on
-                            Set<String> gpus = new java.util.TreeSet<>(recorded);
-                            gpus.addAll(leases.keySet());
-                            List<Future<Boolean>> done = new ArrayList<>();
-                            for (String gpu : gpus) {
-                                // the leases are read again after each read of the record, right before deciding on it
-                                Supplier<Future<Map<String, Held>>> leasedNow = () -> leasesHere(vertx)
-                                        .map(now -> now.getOrDefault(gpu, Map.of()));
-                                done.add(capacities.get(gpu).compose(capacity -> reconcile(shares, gpu, capacity, members, localNode,
-                                        owners, leasedNow, remove, 0)));
-                            }
-                            return Future.all(done).map(all -> (int) done.stream().filter(Future::result).count());
-                        }))));
+        return leasesHere(vertx).compose(leases -> SealedBooks.keptLongs(vertx, GpuBroker.CAPACITIES)
+                .compose(capacities -> (remove ? shares.keys() : Future.succeededFuture(Set.<String>of())).compose(recorded -> {
+                    // a GPU whose whole record a merge lost is one a pool here still leases on
+                    Set<String> gpus = new java.util.TreeSet<>(recorded);
+                    gpus.addAll(leases.keySet());
+                    List<Future<Boolean>> done = new ArrayList<>();
+                    for (String gpu : gpus) {
+                        // the leases are read again after each read of the record, right before deciding on it
+                        Supplier<Future<Map<String, Held>>> leasedNow = () -> leasesHere(vertx)
+                                .map(now -> now.getOrDefault(gpu, Map.of()));
+                        done.add(capacities.get(gpu).compose(capacity -> reconcile(shares, gpu, capacity, members, localNode,
+                                owners, leasedNow, remove, 0)));
+                    }
+                    return Future.all(done).map(all -> (int) done.stream().filter(Future::result).count());
+                })));
     }
 
     /** What a pool here holds on one GPU: its owner and the bytes its lease holds. */
