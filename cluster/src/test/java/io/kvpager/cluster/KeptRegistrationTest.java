@@ -6,6 +6,7 @@ import com.hazelcast.map.IMap;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.core.spi.cluster.RegistrationInfo;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static io.kvpager.cluster.process.TestClusters.await;
@@ -92,6 +94,43 @@ class KeptRegistrationTest {
         assertThat(await(kept.check())).as("no registration was missing").isZero();
         assertThat(nodeEntries(b).containsKey(nodeA)).isTrue();
         await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
+        kept.close();
+    }
+
+    /**
+     * The checks run on an event loop of the keeper's own, never on the consumer's context: a rank's
+     * context is its one thread, which a lookup waiting on the cluster would hold up, and which is
+     * shut down once the rank stops.
+     */
+    @Test
+    void aConsumerWhoseThreadIsBusyIsListedAgainAllTheSame() throws Exception {
+        ClusterNode a = startTwo("kvpager-kept-busy");
+        ClusterNode b = nodes.getLast();
+        ContextInternal rank = ((VertxInternal) a.vertx()).createWorkerContext();
+        Promise<KeptRegistration> keeping = Promise.promise();
+        rank.runOnContext(v -> KeptRegistration.keep(a.vertx(), answerOn(a), 100).onComplete(keeping));
+        KeptRegistration kept = await(keeping.future());
+        await().atMost(BOUND).until(() -> registrationsOf(b, a).size() == 1);
+        List<RegistrationInfo> ofA = registrationsOf(b, a);
+
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        rank.runOnContext(v -> {
+            try {
+                busy.await(BOUND.toSeconds(), TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            done.countDown();
+        });
+        try {
+            await(removeRegistration(b, ofA.getFirst()));
+            await().atMost(BOUND).until(() -> registrationsOf(b, a).equals(ofA));
+            assertThat(done.getCount()).as("the consumer's context still busy").isEqualTo(1);
+        } finally {
+            busy.countDown();
+        }
+        assertThat(done.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
         kept.close();
     }
 

@@ -1,15 +1,18 @@
 package io.kvpager.internal.bus;
 
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.core.spi.cluster.NodeInfo;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,17 +51,31 @@ public final class KeptRegistration {
     private final ClusterManager manager;
     private final MessageConsumer<?> consumer;
     private final List<RegistrationInfo> own;
-    private final long timer;
+    /**
+     * Where the checks run: an event loop of the keeper's own. The cluster manager runs its lookups as
+     * blocking tasks of the calling context, and a rank's context is the rank's one thread: there a
+     * lookup that waits on Hazelcast during a membership change held up the rank's requests (its
+     * reclaim of a departed owner's pages among them), and one that ended after the rank's stop found
+     * its executor shut down (RejectedExecutionException in a stopped worker's output).
+     */
+    private final Context context;
+    private volatile long timer = -1;
     private volatile boolean closed;
     private volatile boolean checking;
 
-    private KeptRegistration(Vertx vertx, ClusterManager manager, MessageConsumer<?> consumer, List<RegistrationInfo> own,
-            long checkMs) {
+    private KeptRegistration(Vertx vertx, Context context, ClusterManager manager, MessageConsumer<?> consumer,
+            List<RegistrationInfo> own, long checkMs) {
         this.vertx = vertx;
+        this.context = context;
         this.manager = manager;
         this.consumer = consumer;
         this.own = own;
-        this.timer = vertx.setPeriodic(checkMs, checkMs, id -> check());
+        context.runOnContext(v -> {
+            timer = vertx.setPeriodic(checkMs, checkMs, id -> checkHere());
+            if (closed) {
+                vertx.cancelTimer(timer);
+            }
+        });
     }
 
     /**
@@ -79,16 +96,27 @@ public final class KeptRegistration {
             return Future.succeededFuture();
         }
         String nodeId = manager.getNodeId();
-        return consumer.completion().compose(v -> registrations(manager, consumer.address())).map(listed -> {
+        Context context = ((VertxInternal) vertx).createEventLoopContext();
+        return consumer.completion().compose(v -> on(vertx, context, () -> registrations(manager, consumer.address()))).map(listed -> {
             List<RegistrationInfo> own = listed.stream().filter(info -> info.nodeId().equals(nodeId)).toList();
-            return new KeptRegistration(vertx, manager, consumer, own, checkMs);
+            return new KeptRegistration(vertx, context, manager, consumer, own, checkMs);
         });
+    }
+
+    /** Runs {@code work} on {@code context}; its outcome comes back on the caller's context. */
+    private static <T> Future<T> on(Vertx vertx, Context context, Supplier<Future<T>> work) {
+        Promise<T> back = ((ContextInternal) vertx.getOrCreateContext()).promise();
+        context.runOnContext(v -> work.get().onComplete(back));
+        return back.future();
     }
 
     /** Stops keeping the consumer: call before it is unregistered. */
     public void close() {
         closed = true;
-        vertx.cancelTimer(timer);
+        long id = timer;
+        if (id >= 0) {
+            vertx.cancelTimer(id);
+        }
     }
 
     /**
@@ -96,6 +124,10 @@ public final class KeptRegistration {
      * completes with how many it listed again.
      */
     public Future<Integer> check() {
+        return on(vertx, context, this::checkHere);
+    }
+
+    private Future<Integer> checkHere() {
         if (closed || checking || !consumer.isRegistered()) {
             return Future.succeededFuture(0);
         }
