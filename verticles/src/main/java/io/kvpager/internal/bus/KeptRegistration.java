@@ -135,8 +135,11 @@ public final class KeptRegistration {
         return nodeListed().compose(listedNode -> !listedNode ? Future.succeededFuture(0)
                 : registrations(manager, consumer.address()).compose(this::listMissing))
                 .onComplete(ar -> checking = false).otherwise(e -> {
-                    LOG.warn("checking the cluster's registry for the consumer at {} failed: {}; checked again in {} ms",
-                            consumer.address(), e.getMessage(), CHECK_MS);
+                    // a check still in flight as its node stops fails with the cluster manager: nothing to say then
+                    if (!closed) {
+                        LOG.warn("checking the cluster's registry for the consumer at {} failed: {}; checked again in {} ms",
+                                consumer.address(), e.getMessage(), CHECK_MS);
+                    }
                     return 0;
                 });
     }
