@@ -54,7 +54,7 @@ public final class KeptRegistration {
     /**
      * Where the checks run: an event loop of the keeper's own. The cluster manager runs its lookups as
      * blocking tasks of the calling context, and a rank's context is the rank's one thread: there a
-     * lookup that waits on Hazelcast during a membership change held up the rank's requests (its
+     * lookup that waits on Hazelcast during a membership change holds up the rank's requests (its
      * reclaim of a departed owner's pages among them), and one that ended after the rank's stop found
      * its executor shut down (RejectedExecutionException in a stopped worker's output).
      */
