@@ -90,12 +90,13 @@ public final class ComparisonTable {
 
     /** How each model's requests lay in pages, and what reclaims got back by turnover and by preempting. */
     private static String placement(List<DemoReport> reports) {
-        TextTable table = new TextTable("policy", "model", "holders per page", "at reclaim", "pages asked", "by turnover", "by preempting",
+        TextTable table = new TextTable("policy", "model", "holders per page", "fill", "at reclaim", "pages asked", "by turnover", "by preempting",
                 "preempted per page");
         for (DemoReport report : reports) {
             for (ModelReport m : report.models()) {
                 ModelReport.Placement p = m.placement();
                 table.row(report.policy().flag(), m.model().name(), String.format(Locale.ROOT, "%.2f", p.holdersPerPage()),
+                        SummaryTable.percent(p.fill()),
                         p.pagesAsked() == 0 ? "-" : String.format(Locale.ROOT, "%.2f", p.holdersAtReclaim()), p.pagesAsked(), p.byTurnover(),
                         p.byPreempting(), Double.isNaN(p.preemptedPerPage()) ? "-" : String.format(Locale.ROOT, "%.2f", p.preemptedPerPage()));
             }

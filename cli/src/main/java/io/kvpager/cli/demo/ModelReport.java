@@ -78,13 +78,14 @@ public record ModelReport(ModelProfile model, long arrived, long served, long un
 
     /**
      * @param holdersPerPage requests holding a block in a page, over the pages held, mean over the steps
+ * @param fill blocks held over the blocks of the pages they lie in, mean over the same steps
      * @param holdersAtReclaim the same, mean over the reclaims asked (0 without one)
      * @param pagesAsked pages the reclaims asked for
      * @param byTurnover pages that finishing requests gave back before the reclaims preempted
      * @param byPreempting pages that the reclaims' preemptions emptied
      * @param preempted requests preempted for reclaims
      */
-    public record Placement(double holdersPerPage, double holdersAtReclaim, long pagesAsked, long byTurnover, long byPreempting,
+    public record Placement(double holdersPerPage, double fill, double holdersAtReclaim, long pagesAsked, long byTurnover, long byPreempting,
             long preempted) {
 
         /** Requests preempted per page a preemption emptied; NaN when none was. */

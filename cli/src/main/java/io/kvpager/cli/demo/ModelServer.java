@@ -29,7 +29,10 @@ import org.slf4j.LoggerFactory;
  * step is one batch: it retires the previous batch's fence (that batch's kernels are done), opens
  * a fence for its own, admits waiting requests, allocates the blocks its requests grow into (a
  * prefill chunk, or one decoded token: a new block every {@code blockTokens} tokens), and frees
- * the blocks of requests that finished.
+ * the blocks of requests that finished. A request grows near its own last block
+ * ({@code KvCache.alloc(blocks, near)}): into that block's page while it has room, then into a
+ * page of its own, so that few requests share a page and a request that ends or is preempted
+ * empties its pages.
  *
  * <p>Admission allocates a request's whole context (its prompt, and its output so far after a
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
@@ -91,6 +94,10 @@ final class ModelServer {
      */
     static final String PLACEMENT_PROPERTY = "kvpager.demo.placement";
 
+    /** Percent of a reclaim's deadline left to turnover before the engine preempts what is still owed. */
+    static final String TURNOVER_PROPERTY = "kvpager.demo.turnoverPercent";
+
+    private final int turnoverPercent = Integer.getInteger(TURNOVER_PROPERTY, 50);
     private final ModelProfile model;
     private final boolean growNear = !"best-fit".equals(System.getProperty(PLACEMENT_PROPERTY));
     private final KvCache cache;
@@ -133,6 +140,8 @@ final class ModelServer {
     /** Holders per page held, summed over the steps that held a page, and those steps: the mean sharing of pages. */
     private double holdersPerPageSum;
     private long holdersPerPageSamples;
+    /** Blocks held over the blocks of the pages they lie in, summed over the same steps: how full the pages in use are. */
+    private double fillSum;
     /** The same at each reclaim asked. */
     private double holdersAtReclaimSum;
     private long pagesAskedByReclaims;
@@ -196,7 +205,7 @@ final class ModelServer {
         long nowMs = clockMs.getAsLong();
         // half the deadline for turnover, the other half for the preempting step's batch to retire and
         // the pages to be unmapped, with room for steps longer than --step
-        long preemptAtMs = nowMs + reclaim.deadlineMs() / 2;
+        long preemptAtMs = nowMs + reclaim.deadlineMs() * turnoverPercent / 100;
         if (reclaimOpen) {
             reclaimTargetPages -= pages;
             reclaimPreemptAtMs = Math.min(reclaimPreemptAtMs, preemptAtMs);
@@ -302,6 +311,8 @@ final class ModelServer {
             admit(now[0]);
             if (!running.isEmpty()) {
                 holdersPerPageSum += holdersPerPage();
+                long pages = pagesHeld();
+                fillSum += pages == 0 ? 0 : running.stream().mapToLong(ServedRequest::blockCount).sum() / (double) (pages * blocksPerPage);
                 holdersPerPageSamples++;
             }
             return cache.fence();
@@ -709,6 +720,7 @@ final class ModelServer {
     /** How the running requests lay in pages, and what reclaims got back by turnover and by preempting. */
     ModelReport.Placement placement() {
         return new ModelReport.Placement(holdersPerPageSamples == 0 ? 0 : holdersPerPageSum / holdersPerPageSamples,
+                holdersPerPageSamples == 0 ? 0 : fillSum / holdersPerPageSamples,
                 reclaims == 0 ? 0 : holdersAtReclaimSum / reclaims, pagesAskedByReclaims, pagesByTurnover, pagesByPreempting, reclaimPreemptions);
     }
 
