@@ -653,6 +653,11 @@ public final class PageLedger {
         }
     }
 
+    /** Free blocks of {@code page} when it is in use, else 0. */
+    int freeBlocksIn(int page) {
+        return blocks.isOpen(page) ? blocks.freeBlocks(page) : 0;
+    }
+
     /** The whole internal state, rendered exactly: tests compare it before and after a refused call. */
     String describeState() {
         StringBuilder out = new StringBuilder();
