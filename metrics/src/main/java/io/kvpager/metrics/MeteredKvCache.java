@@ -45,8 +45,17 @@ public final class MeteredKvCache implements KvCache {
 
     @Override
     public Future<Allocation> alloc(int blocks) {
+        return timed(cache.alloc(blocks));
+    }
+
+    @Override
+    public Future<Allocation> alloc(int blocks, int near) {
+        return timed(cache.alloc(blocks, near));
+    }
+
+    private Future<Allocation> timed(Future<Allocation> alloc) {
         long start = System.nanoTime();
-        return cache.alloc(blocks).andThen(ar -> {
+        return alloc.andThen(ar -> {
             String outcome = ar.failed() ? "failed" : ar.result().isMiss() ? "miss" : "served";
             Timer.Builder timer = LatencyTimers.histogram(ALLOC, "Allocations as the caller sees them, from call to answer")
                     .tags("instance", instance, "outcome", outcome);

@@ -66,6 +66,17 @@ public interface KvCache {
     Future<Allocation> alloc(int blocks);
 
     /**
+     * {@code blocks} block ids placed near block {@code near}, or a miss with its reason: first the
+     * free blocks of {@code near}'s page, then, for what they leave, a page of the reserve when one
+     * holds it, else best fit as {@link #alloc(int)}. An engine that grows each sequence near its
+     * own last block keeps the sequence in pages shared with few others, so that its end (or its
+     * preemption) empties whole pages, which then go back (docs/sharing.md measures it). Fails
+     * with an {@link IllegalArgumentException}, changing nothing, when {@code near} is not a block
+     * this cache handed out and still holds.
+     */
+    Future<Allocation> alloc(int blocks, int near);
+
+    /**
      * Gives blocks back; all or nothing. A page left empty returns to the reserve; when the reserve
      * is full (or the limit leaves it no room) and no batch fence is open, it is unmapped on every
      * rank before the future completes, in one fan-out; while fences are open it is unmapped once

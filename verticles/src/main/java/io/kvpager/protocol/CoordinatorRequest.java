@@ -14,6 +14,7 @@ import java.util.Arrays;
 public sealed interface CoordinatorRequest {
 
     String BLOCKS = "blocks";
+    String NEAR = "near";
     String OWNER = "owner";
     String FENCE = "fence";
     String BYTES = "bytes";
@@ -34,7 +35,8 @@ public sealed interface CoordinatorRequest {
         return switch (action) {
             case POOL -> new Pool();
             case STATS -> new Stats(body.optionalLong(RANKS_WITHIN_MS, 1, Long.MAX_VALUE, 0));
-            case ALLOC -> new Alloc(body.requireInt(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE));
+            case ALLOC -> new Alloc(body.requireInt(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE),
+                    body.optionalInt(NEAR, 0, Integer.MAX_VALUE, Alloc.ANYWHERE));
             case FREE -> new Free(body.requireInts(BLOCKS, Integer.MIN_VALUE, Integer.MAX_VALUE), body.optionalString(OWNER));
             case FENCE -> new Fence();
             case RETIRED -> new Retired(body.requireLong(FENCE, Long.MIN_VALUE, Long.MAX_VALUE));
@@ -91,8 +93,18 @@ public sealed interface CoordinatorRequest {
         }
     }
 
-    /** {@code alloc}: {@code blocks} blocks for one sequence. */
-    record Alloc(int blocks) implements CoordinatorRequest {
+    /**
+     * {@code alloc}: {@code blocks} blocks for one sequence; {@code near}, when given, a block the
+     * sequence holds, whose page the new blocks go to first ({@link #ANYWHERE} when left out).
+     */
+    record Alloc(int blocks, int near) implements CoordinatorRequest {
+        /** No placement asked: best fit. */
+        public static final int ANYWHERE = -1;
+
+        public Alloc(int blocks) {
+            this(blocks, ANYWHERE);
+        }
+
         @Override
         public CoordinatorAction action() {
             return CoordinatorAction.ALLOC;
@@ -100,7 +112,8 @@ public sealed interface CoordinatorRequest {
 
         @Override
         public JsonObject toJson() {
-            return new JsonObject().put(BLOCKS, blocks);
+            JsonObject json = new JsonObject().put(BLOCKS, blocks);
+            return near == ANYWHERE ? json : json.put(NEAR, near);
         }
     }
 

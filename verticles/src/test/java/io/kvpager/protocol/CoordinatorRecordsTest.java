@@ -22,7 +22,7 @@ class CoordinatorRecordsTest {
         return switch (action) {
             case POOL -> new CoordinatorRequest.Pool();
             case STATS -> new CoordinatorRequest.Stats(500);
-            case ALLOC -> new CoordinatorRequest.Alloc(3);
+            case ALLOC -> new CoordinatorRequest.Alloc(3, 17);
             case FREE -> new CoordinatorRequest.Free(new int[] {0, 1, 2});
             case FENCE -> new CoordinatorRequest.Fence();
             case RETIRED -> new CoordinatorRequest.Retired(12);
@@ -58,6 +58,15 @@ class CoordinatorRecordsTest {
     }
 
     @Test
+    void anAllocWithoutNearIsPlacedAnywhere() {
+        CoordinatorRequest.Alloc anywhere = new CoordinatorRequest.Alloc(3);
+        assertThat(anywhere.toJson()).isEqualTo(new JsonObject().put("blocks", 3));
+        assertThat(CoordinatorRequest.fromJson(CoordinatorAction.ALLOC, anywhere.toJson())).isEqualTo(anywhere);
+        assertThat(anywhere.near()).isEqualTo(CoordinatorRequest.Alloc.ANYWHERE);
+        assertThat(new CoordinatorRequest.Alloc(3, 17).toJson()).isEqualTo(new JsonObject().put("blocks", 3).put("near", 17));
+    }
+
+    @Test
     void aFreeOwnsItsBlocks() {
         int[] blocks = {4, 5};
         CoordinatorRequest.Free free = new CoordinatorRequest.Free(blocks);
@@ -71,6 +80,7 @@ class CoordinatorRecordsTest {
             "alloc|{}|blocks is required",
             "alloc|{\"blocks\": 2.5}|blocks must be an integer",
             "alloc|{\"blocks\": 4294967296}|blocks must be",
+            "alloc|{\"blocks\": 1, \"near\": 1.5}|near must be an integer",
             "free|{\"blocks\": {}}|blocks must be an array of integers",
             "free|{\"blocks\": [1, null]}|blocks[1] must be an integer",
             "retired|{\"fence\": \"1\"}|fence must be an integer",

@@ -77,6 +77,7 @@ public final class ComparisonTable {
                 settings.step().toMillis(), settings.targets().ttft().toMillis(), settings.targets().tpot().toMillis()));
         out.append(first.offered()).append('\n');
         out.append(table.render());
+        out.append('\n').append(placement(reports));
         Optional<DemoReport> arbitrated = find(reports, SharingPolicy.ARBITRATED);
         if (arbitrated.isPresent()) {
             for (SharingPolicy peer : List.of(SharingPolicy.STATIC, SharingPolicy.FIRST_COME)) {
@@ -85,6 +86,23 @@ public final class ComparisonTable {
             out.append('\n').append(headline(reports, arbitrated.get())).append('\n');
         }
         return out.toString();
+    }
+
+    /** How each model's requests lay in pages, and what reclaims got back by turnover and by preempting. */
+    private static String placement(List<DemoReport> reports) {
+        TextTable table = new TextTable("policy", "model", "holders per page", "fill", "at reclaim", "pages asked", "by turnover", "by preempting",
+                "preempted per page");
+        for (DemoReport report : reports) {
+            for (ModelReport m : report.models()) {
+                ModelReport.Placement p = m.placement();
+                table.row(report.policy().flag(), m.model().name(), String.format(Locale.ROOT, "%.2f", p.holdersPerPage()),
+                        SummaryTable.percent(p.fill()),
+                        p.pagesAsked() == 0 ? "-" : String.format(Locale.ROOT, "%.2f", p.holdersAtReclaim()), p.pagesAsked(), p.byTurnover(),
+                        p.byPreempting(), Double.isNaN(p.preemptedPerPage()) ? "-" : String.format(Locale.ROOT, "%.2f", p.preemptedPerPage()));
+            }
+        }
+        return "placement: requests per page held (mean over the steps, and at each reclaim), and the pages reclaims got back:\n"
+                + table.render();
     }
 
     /** Arbitrated against one peer, per model and in all. */

@@ -412,7 +412,8 @@ public final class DemoRun implements AutoCloseable {
                 millis(server.reclaimWait(), 99), gpu == null ? -1 : gpu.guaranteeBytes());
         return new ModelReport(server.model(), server.arrived(), server.served(), server.unfinished(), server.tokens(), server.allocs(), server.misses(),
                 server.preemptions(), server.recomputedTokens(), latency.percentileMicros(50), latency.percentileMicros(99), stats.pool().maps(),
-                stats.pool().unmaps(), timeline.peak(), timeline.mean(), server.failures(), service, reclaims);
+                stats.pool().unmaps(), timeline.peak(), timeline.mean(), server.failures(), service, reclaims,
+                server.placement());
     }
 
     private static double millis(LatencyRecorder recorder, double percentile) {

@@ -24,10 +24,11 @@ import java.util.Map;
  * @param failures failed calls by failure code (a healthy run has none)
  * @param service time to first token, time per output token and the targets met
  * @param reclaims what the cache asked this model's engine to give back and what it waited for
+ * @param placement how the engine's requests lay in pages, and how reclaims were answered
  */
 public record ModelReport(ModelProfile model, long arrived, long served, long unfinished, long tokens, long allocs, Map<DemoMiss, Long> misses,
         long preemptions, long recomputedTokens, double p50Micros, double p99Micros, long maps, long unmaps, long peakBytes, long meanBytes,
-        Map<String, Long> failures, Service service, Reclaims reclaims) {
+        Map<String, Long> failures, Service service, Reclaims reclaims, Placement placement) {
 
     public ModelReport {
         misses = Map.copyOf(misses);
@@ -73,5 +74,23 @@ public record ModelReport(ModelProfile model, long arrived, long served, long un
      */
     public record Reclaims(long asked, long blocksAsked, long preemptions, long timesCapped, long waits, double waitP50Ms,
             double waitP99Ms, long guaranteeBytes) {
+    }
+
+    /**
+     * @param holdersPerPage requests holding a block in a page, over the pages held, mean over the steps
+ * @param fill blocks held over the blocks of the pages they lie in, mean over the same steps
+     * @param holdersAtReclaim the same, mean over the reclaims asked (0 without one)
+     * @param pagesAsked pages the reclaims asked for
+     * @param byTurnover pages that finishing requests gave back before the reclaims preempted
+     * @param byPreempting pages that the reclaims' preemptions emptied
+     * @param preempted requests preempted for reclaims
+     */
+    public record Placement(double holdersPerPage, double fill, double holdersAtReclaim, long pagesAsked, long byTurnover, long byPreempting,
+            long preempted) {
+
+        /** Requests preempted per page a preemption emptied; NaN when none was. */
+        public double preemptedPerPage() {
+            return byPreempting == 0 ? Double.NaN : (double) preempted / byPreempting;
+        }
     }
 }

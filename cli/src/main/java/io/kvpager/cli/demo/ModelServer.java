@@ -29,7 +29,10 @@ import org.slf4j.LoggerFactory;
  * step is one batch: it retires the previous batch's fence (that batch's kernels are done), opens
  * a fence for its own, admits waiting requests, allocates the blocks its requests grow into (a
  * prefill chunk, or one decoded token: a new block every {@code blockTokens} tokens), and frees
- * the blocks of requests that finished.
+ * the blocks of requests that finished. A request grows near its own last block
+ * ({@code KvCache.alloc(blocks, near)}): into that block's page while it has room, then into a
+ * page of its own, so that few requests share a page and a request that ends or is preempted
+ * empties its pages.
  *
  * <p>Admission allocates a request's whole context (its prompt, and its output so far after a
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
@@ -85,7 +88,18 @@ final class ModelServer {
      */
     static final int GROWTH_WAIT_STEPS = 3;
 
+    /**
+     * {@code best-fit} to grow requests wherever the cache's best fit puts their blocks (as before
+     * placement), for measuring what placement near a request's own last block changes.
+     */
+    static final String PLACEMENT_PROPERTY = "kvpager.demo.placement";
+
+    /** Percent of a reclaim's deadline left to turnover before the engine preempts what is still owed. */
+    static final String TURNOVER_PROPERTY = "kvpager.demo.turnoverPercent";
+
+    private final int turnoverPercent = Integer.getInteger(TURNOVER_PROPERTY, 50);
     private final ModelProfile model;
+    private final boolean growNear = !"best-fit".equals(System.getProperty(PLACEMENT_PROPERTY));
     private final KvCache cache;
     private final Context context;
     private final long stepMs;
@@ -123,6 +137,20 @@ final class ModelServer {
     private long reclaimBlocksAsked;
     private long reclaimPreemptions;
     private long reclaimBlocksFreed;
+    /** Holders per page held, summed over the steps that held a page, and those steps: the mean sharing of pages. */
+    private double holdersPerPageSum;
+    private long holdersPerPageSamples;
+    /** Blocks held over the blocks of the pages they lie in, summed over the same steps: how full the pages in use are. */
+    private double fillSum;
+    /** The same at each reclaim asked. */
+    private double holdersAtReclaimSum;
+    private long pagesAskedByReclaims;
+    /** Pages the open reclaim's engine held when asked, and whether its turnover was counted. */
+    private long reclaimPagesAtAsk;
+    private boolean reclaimTurnoverCounted;
+    /** Pages reclaims got back by turnover (finishing requests) before any preemption, and by preempting. */
+    private long pagesByTurnover;
+    private long pagesByPreempting;
     /** Whether a reclaim is being answered: no admission until it is. */
     private boolean reclaimOpen;
     /** The pages the engine is to hold at most once the open reclaim is answered. */
@@ -172,10 +200,12 @@ final class ModelServer {
         reclaims++;
         reclaimBlocksAsked += reclaim.blocks();
         long pages = (reclaim.blocks() + blocksPerPage - 1) / blocksPerPage;
+        pagesAskedByReclaims += pages;
+        holdersAtReclaimSum += holdersPerPage();
         long nowMs = clockMs.getAsLong();
         // half the deadline for turnover, the other half for the preempting step's batch to retire and
         // the pages to be unmapped, with room for steps longer than --step
-        long preemptAtMs = nowMs + reclaim.deadlineMs() / 2;
+        long preemptAtMs = nowMs + reclaim.deadlineMs() * turnoverPercent / 100;
         if (reclaimOpen) {
             reclaimTargetPages -= pages;
             reclaimPreemptAtMs = Math.min(reclaimPreemptAtMs, preemptAtMs);
@@ -183,7 +213,9 @@ final class ModelServer {
         } else {
             reclaimOpen = true;
             reclaimPreempted = false;
-            reclaimTargetPages = pagesHeld() - pages;
+            reclaimPagesAtAsk = pagesHeld();
+            reclaimTurnoverCounted = false;
+            reclaimTargetPages = reclaimPagesAtAsk - pages;
             reclaimPreemptAtMs = preemptAtMs;
             reclaimEndsAtMs = nowMs + reclaim.deadlineMs();
         }
@@ -202,7 +234,11 @@ final class ModelServer {
         if (!reclaimOpen) {
             return Future.succeededFuture();
         }
-        long owedPages = pagesHeld() - reclaimTargetPages;
+        long held = pagesHeld();
+        long owedPages = held - reclaimTargetPages;
+        if (owedPages <= 0 || nowMs >= reclaimEndsAtMs || nowMs >= reclaimPreemptAtMs) {
+            countTurnover(held);
+        }
         if (owedPages <= 0 || nowMs >= reclaimEndsAtMs) {
             reclaimOpen = false;
             if (reclaimPreempted) {
@@ -225,7 +261,32 @@ final class ModelServer {
             reclaimPreempted = true;
             frees.add(preempt(victim, nowMs, nowMs));
         }
+        pagesByPreempting += Math.max(0, held - pagesHeld());
         return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
+    }
+
+    /** Once per reclaim, when turnover's time is up or it gave back all asked: the pages it gave back. */
+    private void countTurnover(long held) {
+        if (!reclaimTurnoverCounted) {
+            reclaimTurnoverCounted = true;
+            pagesByTurnover += Math.max(0, Math.min(reclaimPagesAtAsk - held, reclaimPagesAtAsk - reclaimTargetPages));
+        }
+    }
+
+    /** Requests holding a block in a page, over the pages the running requests hold; 0 when none. */
+    private double holdersPerPage() {
+        java.util.HashMap<Integer, Integer> holders = new java.util.HashMap<>();
+        for (ServedRequest request : running) {
+            int last = -1;
+            for (int block : request.blocks()) {
+                int page = block / blocksPerPage;
+                if (page != last) {
+                    last = page;
+                    holders.merge(page, 1, Integer::sum);
+                }
+            }
+        }
+        return holders.isEmpty() ? 0 : holders.values().stream().mapToInt(Integer::intValue).sum() / (double) holders.size();
     }
 
     /** The pages the running requests' blocks lie in: what the engine holds of the cache's memory. */
@@ -248,6 +309,12 @@ final class ModelServer {
             return answerPendingReclaims(now[0]);
         }).compose(v -> {
             admit(now[0]);
+            if (!running.isEmpty()) {
+                holdersPerPageSum += holdersPerPage();
+                long pages = pagesHeld();
+                fillSum += pages == 0 ? 0 : running.stream().mapToLong(ServedRequest::blockCount).sum() / (double) (pages * blocksPerPage);
+                holdersPerPageSamples++;
+            }
             return cache.fence();
         }).compose(fence -> {
             long nowMs = now[0];
@@ -387,7 +454,10 @@ final class ModelServer {
     private Future<Void> grow(ServedRequest request, int tokensNow, int blocks, long nowMs) {
         long start = System.nanoTime();
         allocs++;
-        return onContext(cache.alloc(blocks)).transform(ar -> {
+        // near the request's own last block: its growth stays in its pages, so that its end (or its
+        // preemption) empties them rather than leaving a block in a page other requests hold
+        Future<Allocation> alloc = !growNear || request.blockCount() == 0 ? cache.alloc(blocks) : cache.alloc(blocks, request.lastBlock());
+        return onContext(alloc).transform(ar -> {
             allocLatency.record(System.nanoTime() - start);
             if (ar.failed()) {
                 countFailure("alloc", ar.cause());
@@ -645,6 +715,13 @@ final class ModelServer {
     /** Finished requests that met both service targets. */
     long metTargets() {
         return metTargets;
+    }
+
+    /** How the running requests lay in pages, and what reclaims got back by turnover and by preempting. */
+    ModelReport.Placement placement() {
+        return new ModelReport.Placement(holdersPerPageSamples == 0 ? 0 : holdersPerPageSum / holdersPerPageSamples,
+                holdersPerPageSamples == 0 ? 0 : fillSum / holdersPerPageSamples,
+                reclaims == 0 ? 0 : holdersAtReclaimSum / reclaims, pagesAskedByReclaims, pagesByTurnover, pagesByPreempting, reclaimPreemptions);
     }
 
     /** Reclaims the cache asked of this engine. */

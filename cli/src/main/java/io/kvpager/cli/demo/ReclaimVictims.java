@@ -17,8 +17,8 @@ import java.util.Map;
  * again) over the blocks preempting them frees. A request still prefilling has allocated its whole
  * context but written little of it, so it costs almost nothing; a request decoding costs about the
  * same per block as any other, and then the emptiest page goes first (the fewest of the engine's
- * blocks: the cache's best-fit allocator fills the fullest pages first, so these are the ones
- * closest to empty). Pages are taken until as many pages as asked are empty (counted in pages,
+ * blocks: the ones closest to empty). The engine grows each request near its own last block, so a
+ * page holds parts of one or two requests, mostly, and emptying one preempts that many. Pages are taken until as many pages as asked are empty (counted in pages,
  * not blocks: the blocks a victim frees in pages that others still hold give nothing back), each
  * page's holders latest arrival first.
  */

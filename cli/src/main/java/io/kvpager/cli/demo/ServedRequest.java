@@ -103,6 +103,14 @@ final class ServedRequest {
         return held;
     }
 
+    /** The block holding its latest token; only while it holds blocks. */
+    int lastBlock() {
+        if (blockCount == 0) {
+            throw new IllegalStateException("request " + trace.id() + " holds no block");
+        }
+        return blocks[blockCount - 1];
+    }
+
     int blockCount() {
         return blockCount;
     }

@@ -192,6 +192,11 @@ class ModelServerGrowthTest {
         }
 
         @Override
+        public Future<Allocation> alloc(int blocks, int near) {
+            return alloc(blocks);
+        }
+
+        @Override
         public Future<Void> free(List<Integer> blockIds) {
             used -= blockIds.size();
             return Future.succeededFuture();

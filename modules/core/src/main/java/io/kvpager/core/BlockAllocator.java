@@ -14,8 +14,10 @@ package io.kvpager.core;
  *
  * <p>Best fit keeps requests inside as few pages as possible and drains the emptiest pages last,
  * so that they can become empty and be given back: a request that fits into some partly used page
- * goes into the one with the fewest free blocks that holds it; one that fits nowhere fills the
- * pages with the fewest free blocks first.
+ * goes into the one with the fewest free blocks that holds it; one that fits nowhere takes the
+ * page with the most free blocks, and so on until the rest fits into one page, which is then
+ * chosen best fit. Filling the fullest pages first instead spread such a request over many pages,
+ * a few blocks in each, so that no page emptied until every one of their holders had ended.
  */
 final class BlockAllocator {
 
@@ -100,7 +102,8 @@ final class BlockAllocator {
     }
 
     /**
-     * Takes up to {@code n} blocks from the pages in use, best fit, into {@code out} from
+     * Takes up to {@code n} blocks from the pages in use, best fit (in as few pages as it can when
+     * no page holds them all), into {@code out} from
      * {@code at}; returns how many it took (fewer only when the pages in use run out).
      */
     int take(int n, int[] out, int at) {
@@ -109,7 +112,7 @@ final class BlockAllocator {
             int want = n - taken;
             int fit = want < blocksPerPage ? nextBucket(want) : -1;
             if (fit < 0) {
-                fit = nextBucket(1);
+                fit = lastBucket();
                 if (fit < 0) {
                     break;
                 }
@@ -117,6 +120,17 @@ final class BlockAllocator {
             taken += takeFrom(bucketHead[fit], Math.min(want, fit), out, at + taken);
         }
         return taken;
+    }
+
+    /**
+     * Takes {@code n} free blocks of {@code page}, a page in use with at least {@code n} free, into
+     * {@code out} from {@code at}; returns {@code n}.
+     */
+    int takeFromPage(int page, int n, int[] out, int at) {
+        if (freeCount[page] == CLOSED || n <= 0 || n > freeCount[page]) {
+            throw new IllegalStateException("page " + page + " has " + freeCount[page] + " free blocks, not " + n);
+        }
+        return takeFrom(page, n, out, at);
     }
 
     /**
@@ -272,6 +286,17 @@ final class BlockAllocator {
             }
         }
         return false;
+    }
+
+    /** The largest free count whose bucket holds a page, or -1. */
+    private int lastBucket() {
+        for (int word = bucketsInUse.length - 1; word >= 0; word--) {
+            long bits = bucketsInUse[word];
+            if (bits != 0) {
+                return (word << 6) + 63 - Long.numberOfLeadingZeros(bits);
+            }
+        }
+        return -1;
     }
 
     /** The smallest free count at or above {@code from} whose bucket holds a page, or -1. */

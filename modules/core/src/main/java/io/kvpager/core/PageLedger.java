@@ -90,17 +90,61 @@ public final class PageLedger {
      * @throws IllegalArgumentException when {@code n <= 0} or more than the pool's blocks
      */
     public CompletionStage<Allocation> alloc(int n) {
+        requireCount(n);
+        return place(n, -1);
+    }
+
+    /**
+     * Allocates {@code n} blocks near block {@code near}, all or none, with the misses of
+     * {@link #alloc(int)}: first the free blocks of {@code near}'s page; what they leave goes to a
+     * page of the reserve when one holds it (so that a sequence that outgrows its page does not
+     * spread into the pages of others), else best fit, as {@link #alloc(int)} places it. A sequence
+     * that allocates near its own last block keeps its blocks in as few pages, shared with as few
+     * other sequences, as the pool allows: when it ends, or is preempted, its pages empty with it.
+     *
+     * @throws IllegalArgumentException when {@code n <= 0} or more than the pool's blocks, or when
+     *         {@code near} is not a block handed out by this ledger (out of range, free, or
+     *         claimed by an allocation still mapping); nothing changes then
+     */
+    public CompletionStage<Allocation> alloc(int n, int near) {
+        requireCount(n);
+        if (near < 0 || near >= blocks.totalBlocks()) {
+            throw new IllegalArgumentException("cannot allocate near block " + near + ": it is out of range 0.."
+                    + (blocks.totalBlocks() - 1));
+        }
+        if (!blocks.isUsed(near) || claimed.get(near)) {
+            throw new IllegalArgumentException("cannot allocate near block " + near + ": it is not allocated");
+        }
+        return place(n, near / blocksPerPage);
+    }
+
+    private void requireCount(int n) {
         if (n <= 0 || n > blocks.totalBlocks()) {
             throw new IllegalArgumentException("cannot allocate " + n + " blocks; a pool of " + geometry.pages()
                     + " pages holds 1.." + blocks.totalBlocks());
         }
-        int partly = blocks.partlyFreeBlocks();
-        if (n <= partly) {
+    }
+
+    /** Allocates {@code n} blocks, first from {@code nearPage} when it is {@code >= 0}. */
+    private CompletionStage<Allocation> place(int n, int nearPage) {
+        int local = nearPage < 0 ? 0 : Math.min(n, blocks.freeBlocks(nearPage));
+        int rest = n - local;
+        int partly = blocks.partlyFreeBlocks() - local;
+        // near a block, what its page cannot hold goes to reserve pages of its own when they hold it,
+        // within the limit: best fit would put it into a page other sequences hold
+        boolean ownPages = nearPage >= 0 && rest > 0
+                && Math.ceilDiv(rest, blocksPerPage) <= pool.idle()
+                && pool.count(PageState.IN_USE) + allocMapping + Math.ceilDiv(rest, blocksPerPage) <= limit.pages();
+        if (!ownPages && rest <= partly) {
             int[] out = new int[n];
-            blocks.take(n, out, 0);
+            int filled = local == 0 ? 0 : blocks.takeFromPage(nearPage, local, out, 0);
+            blocks.take(rest, out, filled);
             return completed(out);
         }
-        int pagesNeeded = Math.ceilDiv(n - partly, blocksPerPage);
+        int pagesNeeded = Math.ceilDiv(ownPages ? rest : rest - partly, blocksPerPage);
+        // the pages it opens are filled first, the partly used pages only with what is left over: the
+        // allocation touches as few pages as it can, and maps no more than taking every free block first
+        int fromPartly = Math.max(0, rest - pagesNeeded * blocksPerPage);
         int fromIdle = Math.min(pagesNeeded, pool.idle());
         int newPages = pagesNeeded - fromIdle;
         int inUse = pool.count(PageState.IN_USE) + allocMapping;
@@ -116,7 +160,8 @@ public final class PageLedger {
                     + pool.count(PageState.QUARANTINED) + " quarantined");
         }
         int[] out = new int[n];
-        int filled = blocks.take(partly, out, 0);
+        int filled = local == 0 ? 0 : blocks.takeFromPage(nearPage, local, out, 0);
+        filled += blocks.take(fromPartly, out, filled);
         for (int i = 0; i < fromIdle; i++) {
             filled += blocks.openAndTake(pool.takeIdle(), n - filled, out, filled);
         }
@@ -606,6 +651,11 @@ public final class PageLedger {
         if (!rule) {
             throw new IllegalStateException(broken);
         }
+    }
+
+    /** Free blocks of {@code page} when it is in use, else 0. */
+    int freeBlocksIn(int page) {
+        return blocks.isOpen(page) ? blocks.freeBlocks(page) : 0;
     }
 
     /** The whole internal state, rendered exactly: tests compare it before and after a refused call. */

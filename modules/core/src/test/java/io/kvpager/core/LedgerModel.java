@@ -77,6 +77,47 @@ final class LedgerModel {
         pendingAllocs.add(answer);
     }
 
+    /**
+     * An allocation near a block the engine holds (any block then, when it holds none): with the
+     * same misses as {@link #alloc}; the first blocks lie in the held block's page while it has
+     * room. Near a block not held, it is refused without changing anything.
+     */
+    void allocNear(int n, int pick, boolean mapperAnswersAtOnce) {
+        int count = Math.min(n, totalBlocks);
+        if (held.isEmpty() || Math.floorMod(pick, 5) == 0) {
+            int[] other = notHeld(pick, null);
+            if (other == null) {
+                return;
+            }
+            String before = ledger.describeState();
+            LedgerStats stats = ledger.stats();
+            assertThatThrownBy(() -> ledger.alloc(count, other[0])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("cannot allocate near block " + other[0]);
+            assertThat(ledger.describeState()).isEqualTo(before);
+            assertThat(ledger.stats()).isEqualTo(stats);
+            return;
+        }
+        int near = nth(held, pick);
+        int page = ledger.geometry().pageOf(near);
+        int freeHere = ledger.freeBlocksIn(page);
+        int available = ledger.availableBlocks();
+        CompletableFuture<Allocation> answer = ledger.alloc(count, near).toCompletableFuture();
+        if (count > available) {
+            assertThat(answer).isDone();
+            assertThat(answer.join().missReason()).isIn(MissReason.LIMIT, MissReason.NO_PAGES);
+        } else if (mapperAnswersAtOnce) {
+            assertThat(answer).isDone();
+            assertThat(answer.join().isMiss()).as("alloc(%d, %d) with %d available: %s", count, near, available, answer.join()).isFalse();
+        }
+        if (answer.isDone() && !answer.join().isMiss()) {
+            int[] got = answer.join().blocks();
+            for (int i = 0; i < Math.min(count, freeHere); i++) {
+                assertThat(ledger.geometry().pageOf(got[i])).as("block %d of alloc(%d) near %d", i, count, near).isEqualTo(page);
+            }
+        }
+        pendingAllocs.add(answer);
+    }
+
     void free(int which, int count) {
         if (allocations.isEmpty()) {
             return;

@@ -56,10 +56,93 @@ class PageLedgerAllocTest {
         ledger.free(range(16, 19)); // page 2: 3 free
         assertThat(Arrays.stream(blocks(ledger, 2)).map(b -> b / 8)).containsOnly(1);
         assertThat(Arrays.stream(blocks(ledger, 3)).map(b -> b / 8)).containsOnly(2);
-        int[] spill = blocks(ledger, 6); // 5 from page 0, then a new page
-        assertThat(Arrays.stream(spill).filter(b -> b / 8 == 0).count()).isEqualTo(5);
-        assertThat(Arrays.stream(spill).filter(b -> b / 8 == 3).count()).isEqualTo(1);
+        // 6 do not fit into page 0's 5: a page must be mapped either way, and it holds them all, so that
+        // they lie in one page instead of two; page 0 keeps its 5 for smaller allocations
+        int[] spill = blocks(ledger, 6);
+        assertThat(Arrays.stream(spill).map(b -> b / 8)).containsOnly(3);
         assertThat(mapper.mapCalls).hasSize(2);
+        assertThat(Arrays.stream(blocks(ledger, 5)).map(b -> b / 8)).containsOnly(0);
+        assertThat(mapper.mapCalls).hasSize(2);
+    }
+
+    @Test
+    void anAllocationLargerThanTheNewPagesItNeedsTakesOnlyTheRestFromPartlyUsedPages() {
+        PageLedger ledger = ledger(6, 8, ReserveMarks.none());
+        blocks(ledger, 24);
+        ledger.free(range(0, 3));   // page 0: 3 free
+        ledger.free(range(8, 12));  // page 1: 4 free
+        ledger.free(range(16, 18)); // page 2: 2 free
+        int[] got = blocks(ledger, 12); // one new page either way: 8 there, the 4 left best fit into page 1
+        assertThat(Arrays.stream(got).filter(b -> b / 8 == 3).count()).isEqualTo(8);
+        assertThat(Arrays.stream(got).filter(b -> b / 8 == 1).count()).isEqualTo(4);
+        assertThat(mapper.mapCalls).hasSize(2);
+    }
+
+    @Test
+    void anAllocationNearABlockFillsThatBlocksPageFirst() {
+        PageLedger ledger = ledger(4, 8, ReserveMarks.none());
+        int[] a = blocks(ledger, 3);                 // page 0: 5 free
+        int[] b = blocks(ledger, 5);                 // best fit: page 0 again, now full
+        ledger.free(new int[] {a[1], a[2]});         // page 0: 2 free
+        int[] c = blocks(ledger, 8 + 7);             // pages 1 and 2 (2 free in page 0 kept)
+        assertThat(ledger.stats().usedBlocks()).isEqualTo(1 + 5 + 15);
+        // best fit would take page 0's two free blocks (the fewest that hold 2); near c's last block, page 2
+        int[] near = now(ledger.alloc(1, c[c.length - 1])).blocks();
+        assertThat(near[0] / 8).isEqualTo(c[c.length - 1] / 8);
+        int[] nearA = now(ledger.alloc(2, a[0])).blocks();
+        assertThat(Arrays.stream(nearA).map(x -> x / 8)).containsOnly(0);
+        assertThat(b).isNotEmpty();
+        ledger.checkInvariants();
+    }
+
+    @Test
+    void whatANearBlocksPageCannotHoldGoesToAReservePageOfItsOwnWhenThereIsOne() {
+        PageLedger ledger = ledger(6, 8, ReserveMarks.fixed(0, 1));
+        int[] a = blocks(ledger, 7);                 // page 0: 1 free
+        int[] b = blocks(ledger, 6);                 // page 1: 2 free
+        ledger.free(blocks(ledger, 8));              // page 2 into the reserve
+        assertThat(ledger.pageState(2)).isEqualTo(PageState.RESERVE);
+        // 1 in a's page, the other 2 in a reserve page: best fit would have put them into b's page
+        int[] got = now(ledger.alloc(3, a[6])).blocks();
+        assertThat(got[0] / 8).isEqualTo(0);
+        assertThat(Arrays.stream(got, 1, 3).map(x -> x / 8)).containsOnly(2);
+        assertThat(ledger.stats().maps()).isEqualTo(3);
+        assertThat(ledger.pageState(b[0] / 8)).isEqualTo(PageState.IN_USE);
+        ledger.checkInvariants();
+    }
+
+    @Test
+    void anAllocationNearABlockNotHeldIsRefusedAndChangesNothing() {
+        PageLedger ledger = ledger(4, 8, ReserveMarks.none());
+        int[] a = blocks(ledger, 3);
+        ledger.free(new int[] {a[2]});
+        String before = ledger.describeState();
+        assertThatThrownBy(() -> ledger.alloc(1, a[2])).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cannot allocate near block 2: it is not allocated");
+        assertThatThrownBy(() -> ledger.alloc(1, 32)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cannot allocate near block 32: it is out of range 0..31");
+        assertThatThrownBy(() -> ledger.alloc(1, -1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("out of range");
+        assertThatThrownBy(() -> ledger.alloc(0, a[0])).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cannot allocate 0 blocks");
+        assertThat(ledger.describeState()).isEqualTo(before);
+        assertThat(ledger.stats().allocs()).isEqualTo(1);
+    }
+
+    @Test
+    void anAllocationNearABlockStillMappingIsRefused() {
+        PageLedger ledger = ledger(4, 8, ReserveMarks.none());
+        blocks(ledger, 6);
+        mapper.holding = true;
+        CompletableFuture<Allocation> pending = ledger.alloc(10).toCompletableFuture(); // claims 6 and 7
+        assertThat(pending).isNotDone();
+        assertThatThrownBy(() -> ledger.alloc(1, 6)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cannot allocate near block 6: it is not allocated");
+        mapper.holding = false;
+        mapper.releaseAll();
+        assertThat(pending.join().blocks()).contains(6, 7);
+        assertThat(now(ledger.alloc(1, 6)).isMiss()).isFalse();
+        ledger.checkInvariants();
     }
 
     @Test

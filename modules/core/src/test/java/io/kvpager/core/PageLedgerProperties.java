@@ -24,6 +24,9 @@ class PageLedgerProperties {
 
     record Alloc(int blocks) implements Step {}
 
+    /** An allocation near a held block ({@code pick} chooses it), or near one not held (refused). */
+    record AllocNear(int blocks, int pick) implements Step {}
+
     record Free(int which, int count) implements Step {}
 
     record BadFree(int kind, int pick) implements Step {}
@@ -70,6 +73,7 @@ class PageLedgerProperties {
         Arbitrary<Integer> any = Arbitraries.integers().between(0, 1000);
         Arbitrary<Step> step = Arbitraries.frequencyOf(
                 Tuple.of(12, Arbitraries.integers().between(1, 20).map(Alloc::new)),
+                Tuple.of(6, Combinators.combine(Arbitraries.integers().between(1, 20), any).as(AllocNear::new)),
                 Tuple.of(10, Combinators.combine(any, any).as(Free::new)),
                 Tuple.of(2, Combinators.combine(any, any).as(BadFree::new)),
                 Tuple.of(2, Combinators.combine(Arbitraries.integers().between(0, 11), Arbitraries.integers().between(-1, 2))
@@ -96,6 +100,7 @@ class PageLedgerProperties {
         for (Step step : steps) {
             switch (step) {
                 case Alloc a -> model.alloc(a.blocks(), !mapper.scripted());
+                case AllocNear a -> model.allocNear(a.blocks(), a.pick(), !mapper.scripted());
                 case Free f -> model.free(f.which(), f.count());
                 case BadFree b -> model.badFree(b.kind(), b.pick());
                 case Limit l -> model.setLimit(l.pages(), l.revisionStep());

@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.CoordinatorRequest;
 import io.kvpager.protocol.DestroyTensorsRequest;
 import io.kvpager.device.HandlePoolOptions;
 import io.kvpager.protocol.CreateTensorsRequest;
@@ -269,6 +270,15 @@ public final class Coordinator {
     }
 
     public Future<Allocation> alloc(int blocks) {
+        return alloc(blocks, CoordinatorRequest.Alloc.ANYWHERE);
+    }
+
+    /**
+     * {@code blocks} blocks, first in the page of block {@code near} (a block this cache handed out
+     * and still holds), or best fit for {@link CoordinatorRequest.Alloc#ANYWHERE}; see
+     * {@code PageLedger.alloc(int, int)}.
+     */
+    public Future<Allocation> alloc(int blocks, int near) {
         if (displaced != null) {
             return Future.failedFuture(displacedFailure());
         }
@@ -276,7 +286,7 @@ public final class Coordinator {
             return Future.failedFuture(closed());
         }
         if (!ready.isComplete()) {
-            return ready.compose(v -> alloc(blocks));
+            return ready.compose(v -> alloc(blocks, near));
         }
         if (ready.failed()) {
             return Future.failedFuture(ready.cause());
@@ -285,16 +295,16 @@ public final class Coordinator {
         if (blocks > 0 && blocks <= total && !rejoin.allBack()) {
             // an allocation waits here for the rejoin, whether or not it maps; the mapper's own check, there for the
             // refill, free and trim, then finds every rank back
-            return rejoin.rejoin().transform(back -> back.succeeded() ? allocNow(blocks) : Future.succeededFuture(downMiss(back.cause())));
+            return rejoin.rejoin().transform(back -> back.succeeded() ? allocNow(blocks, near) : Future.succeededFuture(downMiss(back.cause())));
         }
-        return allocNow(blocks);
+        return allocNow(blocks, near);
     }
 
-    private Future<Allocation> allocNow(int blocks) {
+    private Future<Allocation> allocNow(int blocks, int near) {
         CompletionStage<Allocation> stage;
         PoolBudget.AllocWait wait = new PoolBudget.AllocWait();
         try {
-            stage = budget.forAlloc(wait, () -> ledger.alloc(blocks));
+            stage = budget.forAlloc(wait, () -> near == CoordinatorRequest.Alloc.ANYWHERE ? ledger.alloc(blocks) : ledger.alloc(blocks, near));
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }

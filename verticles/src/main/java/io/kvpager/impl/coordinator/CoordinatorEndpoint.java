@@ -26,7 +26,7 @@ import java.util.function.Supplier;
  * <tr><th>action</th><th>body</th><th>reply</th></tr>
  * <tr><td>{@code pool}</td><td>{@code {}}</td><td>{@code {instance, stages, tp, group}}: which pool this coordinator serves</td></tr>
  * <tr><td>{@code stats}</td><td>{@code {}}</td><td>{@link io.kvpager.cache.CacheStats#toJson()}</td></tr>
- * <tr><td>{@code alloc}</td><td>{@code {blocks: int}}</td><td>{@code {blocks: [ids], owner}} or {@code {miss: reason, detail}}</td></tr>
+ * <tr><td>{@code alloc}</td><td>{@code {blocks: int, near?: int}}: {@code near} a block held, whose page is filled first</td><td>{@code {blocks: [ids], owner}} or {@code {miss: reason, detail}}</td></tr>
  * <tr><td>{@code free}</td><td>{@code {blocks: [ids], owner?}}: {@code owner} as the alloc answered it</td><td>{@code {}}; 410 when another owner handed them out</td></tr>
  * <tr><td>{@code fence}</td><td>{@code {}}</td><td>{@code {fence: id}}</td></tr>
  * <tr><td>{@code retired}</td><td>{@code {fence: id}}</td><td>{@code {}}</td></tr>
@@ -78,7 +78,7 @@ public final class CoordinatorEndpoint implements Handler<Message<Object>> {
         return switch (request) {
             case CoordinatorRequest.Pool p -> Future.succeededFuture(poolReply(coordinator.pool()).toJson());
             case CoordinatorRequest.Stats s -> coordinator.stats(s.ranksWithinMs()).map(stats -> stats.toJson());
-            case CoordinatorRequest.Alloc alloc -> coordinator.alloc(alloc.blocks()).map(a -> new CoordinatorReply.Alloc(a).toJson());
+            case CoordinatorRequest.Alloc alloc -> coordinator.alloc(alloc.blocks(), alloc.near()).map(a -> new CoordinatorReply.Alloc(a).toJson());
             case CoordinatorRequest.Free free -> coordinator.free(free.blocks(), free.owner()).map(CoordinatorEndpoint::done);
             case CoordinatorRequest.Fence f -> Future.succeededFuture(new CoordinatorReply.Fence(coordinator.fence()).toJson());
             case CoordinatorRequest.Retired retired -> coordinator.retired(retired.fence()).map(CoordinatorEndpoint::done);

@@ -169,6 +169,11 @@ public final class LocalKvCache implements KvCache {
     }
 
     @Override
+    public Future<Allocation> alloc(int blocks, int near) {
+        return onContext(() -> verticle.coordinator().alloc(blocks, near));
+    }
+
+    @Override
     public Future<Void> free(List<Integer> blockIds) {
         int[] ids;
         try {

@@ -37,6 +37,12 @@ class CoordinatorEndpointTest {
         KvCache cache = await(KvCache.deploy(vertx, SimPool.options(name)));
         JsonObject alloc = await(ask(vertx, name, "alloc", new JsonObject().put("blocks", 3)));
         assertThat(alloc.getJsonArray("blocks")).containsExactly(0, 1, 2);
+        JsonObject other = await(ask(vertx, name, "alloc", new JsonObject().put("blocks", SimPool.BLOCKS_PER_PAGE)));
+        assertThat(other.getJsonArray("blocks").getInteger(0)).isEqualTo(SimPool.BLOCKS_PER_PAGE); // a page of its own
+        await(ask(vertx, name, "free", new JsonObject().put("blocks", other.getJsonArray("blocks"))));
+        JsonObject near = await(ask(vertx, name, "alloc", new JsonObject().put("blocks", 2).put("near", 2)));
+        assertThat(near.getJsonArray("blocks")).containsExactly(3, 4);
+        await(ask(vertx, name, "free", new JsonObject().put("blocks", near.getJsonArray("blocks"))));
         JsonObject fence = await(ask(vertx, name, "fence", new JsonObject()));
         assertThat(fence.getLong("fence")).isPositive();
         assertThat(await(ask(vertx, name, "free", new JsonObject().put("blocks", alloc.getJsonArray("blocks"))))).isEmpty();
@@ -62,6 +68,8 @@ class CoordinatorEndpointTest {
             "alloc|{\"blocks\": \"3\"}|blocks must be an integer, got \"3\" (String)",
             "alloc|{}|blocks is required",
             "alloc|{\"blocks\": 0}|cannot allocate 0 blocks",
+            "alloc|{\"blocks\": 1, \"near\": \"2\"}|near must be an integer, got \"2\" (String)",
+            "alloc|{\"blocks\": 1, \"near\": 5}|cannot allocate near block 5: it is not allocated",
             "free|{\"blocks\": 5}|blocks must be an array of integers, got 5 (Integer)",
             "free|{\"blocks\": [1, \"x\"]}|blocks[1] must be an integer, got \"x\" (String)",
             "free|{\"blocks\": [7]}|7",

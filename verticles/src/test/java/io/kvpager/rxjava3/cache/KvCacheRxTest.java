@@ -27,6 +27,13 @@ class KvCacheRxTest {
 
         Allocation a = cache.rxAlloc(3).blockingGet();
         assertThat(a.size()).isEqualTo(3);
+        Allocation page = cache.rxAlloc(SimPool.BLOCKS_PER_PAGE).blockingGet();
+        Allocation near = cache.rxAlloc(2, a.block(2)).blockingGet();
+        assertThat(near.blocks()).containsExactly(a.block(2) + 1, a.block(2) + 2);
+        cache.rxFree(near).blockingAwait();
+        cache.rxFree(page).blockingAwait();
+        assertThatThrownBy(() -> cache.rxAlloc(1, near.block(0)).blockingGet()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cannot allocate near block " + near.block(0) + ": it is not allocated");
         long fence = cache.rxFence().blockingGet();
         cache.rxFree(List.of(a.block(0))).blockingAwait();
         assertThatThrownBy(() -> cache.rxFree(List.of(a.block(0))).blockingAwait()).isInstanceOf(IllegalArgumentException.class);
