@@ -46,7 +46,13 @@ public final class EmbeddingExample {
                 // no memory now: preempt a request and retry later; the reason says why
                 System.out.println("miss: " + allocation.missReason() + ": " + allocation.detail());
             } else {
-                // hand allocation.blocks() to the scheduler; free them when the sequence ends
+                // hand allocation.blocks() to the scheduler; grow the sequence near its last block, so
+                // that its blocks stay in few pages; free them when the sequence ends
+                Allocation grown = cache.alloc(1, allocation.block(allocation.size() - 1)).await(10, TimeUnit.SECONDS);
+                System.out.println("grown: " + grown);
+                if (!grown.isMiss()) {
+                    cache.free(grown).await(10, TimeUnit.SECONDS);
+                }
                 cache.free(allocation).await(10, TimeUnit.SECONDS);
             }
             CacheHealth health = CacheHealth.of(cache.stats().await(10, TimeUnit.SECONDS));
