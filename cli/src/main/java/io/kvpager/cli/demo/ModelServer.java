@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -97,9 +98,38 @@ final class ModelServer {
     /** Percent of a reclaim's deadline left to turnover before the engine preempts what is still owed. */
     static final String TURNOVER_PROPERTY = "kvpager.demo.turnoverPercent";
 
-    private final int turnoverPercent = Integer.getInteger(TURNOVER_PROPERTY, 50);
+    /** {@value #TURNOVER_PROPERTY}, 50 when unset; anything but a percent from 0 to 100 is refused. */
+    static int turnoverPercent() {
+        String value = System.getProperty(TURNOVER_PROPERTY);
+        if (value == null || value.isBlank()) {
+            return 50;
+        }
+        try {
+            int percent = Integer.parseInt(value.strip());
+            if (percent >= 0 && percent <= 100) {
+                return percent;
+            }
+        } catch (NumberFormatException e) {
+            // refused below, with the value
+        }
+        throw new IllegalArgumentException(TURNOVER_PROPERTY + " must be a percent from 0 to 100, got '" + value + "'");
+    }
+
+    /** {@value #PLACEMENT_PROPERTY}: {@code near} (the default, when unset) or {@code best-fit}; anything else is refused. */
+    static boolean growNear() {
+        String value = System.getProperty(PLACEMENT_PROPERTY);
+        if (value == null || value.isBlank() || value.strip().equals("near")) {
+            return true;
+        }
+        if (value.strip().equals("best-fit")) {
+            return false;
+        }
+        throw new IllegalArgumentException(PLACEMENT_PROPERTY + " must be near or best-fit, got '" + value + "'");
+    }
+
+    private final int turnoverPercent = turnoverPercent();
     private final ModelProfile model;
-    private final boolean growNear = !"best-fit".equals(System.getProperty(PLACEMENT_PROPERTY));
+    private final boolean growNear = growNear();
     private final KvCache cache;
     private final Context context;
     private final long stepMs;
@@ -275,7 +305,7 @@ final class ModelServer {
 
     /** Requests holding a block in a page, over the pages the running requests hold; 0 when none. */
     private double holdersPerPage() {
-        java.util.HashMap<Integer, Integer> holders = new java.util.HashMap<>();
+        HashMap<Integer, Integer> holders = new HashMap<>();
         for (ServedRequest request : running) {
             int last = -1;
             for (int block : request.blocks()) {
