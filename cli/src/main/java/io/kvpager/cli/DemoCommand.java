@@ -190,6 +190,9 @@ final class DemoCommand implements Callable<Integer> {
                 DemoReport report = run.run(stderr, terminal);
                 // The summary first: whatever happens to the chart, the run's result is out.
                 stdout.print(SummaryTable.render(report));
+                if (!compare) {
+                    stdout.print(ComparisonTable.account(List.of(report)));
+                }
                 for (ModelProfile model : settings.models()) {
                     stdout.printf("%s: KV %s, %,d KV tokens per GiB (%d-token blocks of %,d bytes per rank)%n", model.name(),
                             model.kv().optionName(), model.tokensPerGiB(settings.tp()), model.blockTokens(),

@@ -78,6 +78,7 @@ public final class ComparisonTable {
         out.append(first.offered()).append('\n');
         out.append(table.render());
         out.append('\n').append(placement(reports));
+        out.append('\n').append(account(reports));
         Optional<DemoReport> arbitrated = find(reports, SharingPolicy.ARBITRATED);
         if (arbitrated.isPresent()) {
             for (SharingPolicy peer : List.of(SharingPolicy.STATIC, SharingPolicy.FIRST_COME)) {
@@ -103,6 +104,44 @@ public final class ComparisonTable {
         }
         return "placement: requests per page held (mean over the steps, and at each reclaim), and the pages reclaims got back:\n"
                 + table.render();
+    }
+
+    /**
+     * Where the caches' memory went, per policy: each use's share of the budget over the run and
+     * over the time some model waited for memory, with the GiB-seconds; then per model the work
+     * of its steps and how long it waited.
+     */
+    public static String account(List<DemoReport> reports) {
+        List<String> header = new java.util.ArrayList<>(List.of("policy", "over"));
+        for (MemoryAccount.Use use : MemoryAccount.Use.values()) {
+            header.add(use.label);
+        }
+        TextTable table = new TextTable(header.toArray(String[]::new));
+        for (DemoReport report : reports) {
+            MemoryAccount.Totals t = report.account();
+            List<Object> run = new java.util.ArrayList<>(List.of(report.policy().flag(), String.format(Locale.ROOT, "run, %.1f s", t.seconds())));
+            List<Object> waiting = new java.util.ArrayList<>(List.of(report.policy().flag(),
+                    String.format(Locale.ROOT, "a model waits, %.1f s", t.waitingSeconds())));
+            for (MemoryAccount.Use use : MemoryAccount.Use.values()) {
+                run.add(String.format(Locale.ROOT, "%s (%,.0f GiB·s)", SummaryTable.percent(t.share(use)), t.gibSeconds(use)));
+                waiting.add(String.format(Locale.ROOT, "%s (%,.0f GiB·s)", SummaryTable.percent(t.waitingShare(use)), t.waitingGibSeconds(use)));
+            }
+            table.row(run.toArray());
+            table.row(waiting.toArray());
+        }
+        TextTable work = new TextTable("policy", "model", "prefilled tokens", "prefilled again", "decoded", "request-steps sat out",
+                "waits refused s", "waits held s");
+        for (DemoReport report : reports) {
+            for (ModelReport m : report.models()) {
+                ModelReport.Work w = m.work();
+                work.row(report.policy().flag(), m.model().name(), w.prefillFirstTokens(), w.prefillAgainTokens(), m.tokens(), w.satOutRequestSteps(),
+                        String.format(Locale.ROOT, "%.1f", w.refusedSeconds()), String.format(Locale.ROOT, "%.1f", w.heldSeconds()));
+            }
+        }
+        return "memory account: each use's share of the caches' memory, sampled every " + DemoRun.SAMPLE_MS
+                + " ms, over the run and over the time some model waited for memory:\n" + table.render()
+                + "\nwork: tokens prefilled (first time, again after preemption), decoded; time a model waited refused or held by its rules:\n"
+                + work.render();
     }
 
     /** Arbitrated against one peer, per model and in all. */

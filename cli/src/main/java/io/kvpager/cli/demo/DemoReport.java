@@ -13,9 +13,11 @@ import java.util.List;
  * @param grants the budget against the broker's grants, sampled through the run
  * @param stoppedAtMs when the run was stopped before its duration (Ctrl-C), in ms from its start; -1 when it ran to the end
  * @param violations the run's own invariants that did not hold; empty for a good run
+ * @param account where the caches' memory went over the run ({@link MemoryAccount})
  */
 public record DemoReport(DemoSettings settings, List<ModelReport> models, TraceTotals trace, String traceDescription,
-        OfferedLoad offered, GrantSamples grants, long stoppedAtMs, List<String> violations) {
+        OfferedLoad offered, GrantSamples grants, long stoppedAtMs, List<String> violations,
+        MemoryAccount.Totals account) {
 
     public DemoReport {
         models = List.copyOf(models);

@@ -194,7 +194,7 @@ public final class DemoRun implements AutoCloseable {
         for (int m = 0; m < servers.size(); m++) {
             ModelServer server = servers.get(m);
             CacheStats stats = await(caches.get(m).stats(), "reading the stats of " + server.model().name());
-            reports.add(report(server, stats, timelines.get(m)));
+            reports.add(report(server, stats, timelines.get(m), sampler.account.totals(), m));
             violations.addAll(violations(server, stats, stoppedAt >= 0));
         }
         GrantSamples grants = sampler.grants();
@@ -207,7 +207,7 @@ public final class DemoRun implements AutoCloseable {
         leakedHandles().ifPresent(violations::add);
         OfferedLoad offered = OfferedLoad.of(settings.models(), settings.tp(), traceBudget, settings.duration(), traceStep, trace);
         return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
-                violations);
+                violations, sampler.account.totals());
     }
 
     /**
@@ -402,7 +402,7 @@ public final class DemoRun implements AutoCloseable {
         });
     }
 
-    private ModelReport report(ModelServer server, CacheStats stats, MemoryTimeline timeline) {
+    private ModelReport report(ModelServer server, CacheStats stats, MemoryTimeline timeline, MemoryAccount.Totals account, int m) {
         LatencyRecorder latency = server.allocLatency();
         ModelReport.Service service = new ModelReport.Service(server.ttft().count(), millis(server.ttft(), 50), millis(server.ttft(), 99),
                 millis(server.tpot(), 99), server.metTargets());
@@ -413,7 +413,8 @@ public final class DemoRun implements AutoCloseable {
         return new ModelReport(server.model(), server.arrived(), server.served(), server.unfinished(), server.tokens(), server.allocs(), server.misses(),
                 server.preemptions(), server.recomputedTokens(), latency.percentileMicros(50), latency.percentileMicros(99), stats.pool().maps(),
                 stats.pool().unmaps(), timeline.peak(), timeline.mean(), server.failures(), service, reclaims,
-                server.placement());
+                server.placement(), new ModelReport.Work(server.prefillFirstTokens(), server.prefillAgainTokens(), server.satOutRequestSteps(),
+                        account.refusedSeconds()[m], account.heldSeconds()[m]));
     }
 
     private static double millis(LatencyRecorder recorder, double percentile) {
@@ -508,10 +509,14 @@ public final class DemoRun implements AutoCloseable {
         private long capacity;
         private long maxTaken;
         private long maxLeasedSum;
+        private final MemoryAccount account;
+        /** Whether the engines serve: only then are samples counted in the memory account, not while they drain. */
+        private boolean serving;
 
         Sampler(List<ModelServer> servers, Clock clock) {
             this.servers = servers;
             this.clock = clock;
+            this.account = new MemoryAccount(servers.stream().map(ModelServer::model).toList(), settings.tp());
         }
 
         GrantSamples grants() {
@@ -541,6 +546,7 @@ public final class DemoRun implements AutoCloseable {
         }
 
         void start() {
+            serving = true;
             sample();
             timer = vertx.setPeriodic(SAMPLE_MS, id -> {
                 if (!inFlight) {
@@ -550,11 +556,16 @@ public final class DemoRun implements AutoCloseable {
         }
 
         void stop() {
+            serving = false;
             vertx.cancelTimer(timer);
         }
 
         Future<Void> sample() {
             inFlight = true;
+            // the engines' state now, on their context; the caches' stats as they answer
+            long askedMs = clock.elapsedMs();
+            boolean counted = serving;
+            List<MemoryAccount.Engine> engines = servers.stream().map(server -> server.memoryNow(askedMs)).toList();
             List<Future<CacheStats>> stats = caches.stream().map(KvCache::stats).toList();
             return Future.all(stats).map(all -> {
                 // Taken when the answers are in: samples completing in order keep the timeline in order.
@@ -566,6 +577,9 @@ public final class DemoRun implements AutoCloseable {
                     timelines.get(m).sample(at, gpuBytes(s));
                 }
                 sampleGrants(snapshot);
+                if (counted) {
+                    account.sample(at, engines, snapshot, capacity > 0 ? capacity : cacheBudget);
+                }
                 if (progress != null) {
                     progress.update(clock.elapsedMs(), message());
                 }

@@ -25,10 +25,11 @@ import java.util.Map;
  * @param service time to first token, time per output token and the targets met
  * @param reclaims what the cache asked this model's engine to give back and what it waited for
  * @param placement how the engine's requests lay in pages, and how reclaims were answered
+ * @param work what the engine's steps did: prefill, prefill again after preemptions, steps sat out
  */
 public record ModelReport(ModelProfile model, long arrived, long served, long unfinished, long tokens, long allocs, Map<DemoMiss, Long> misses,
         long preemptions, long recomputedTokens, double p50Micros, double p99Micros, long maps, long unmaps, long peakBytes, long meanBytes,
-        Map<String, Long> failures, Service service, Reclaims reclaims, Placement placement) {
+        Map<String, Long> failures, Service service, Reclaims reclaims, Placement placement, Work work) {
 
     public ModelReport {
         misses = Map.copyOf(misses);
@@ -92,5 +93,15 @@ public record ModelReport(ModelProfile model, long arrived, long served, long un
         public double preemptedPerPage() {
             return byPreempting == 0 ? Double.NaN : (double) preempted / byPreempting;
         }
+    }
+
+    /**
+     * @param prefillFirstTokens tokens prefilled for the first time
+     * @param prefillAgainTokens tokens prefilled again, their KV thrown away by a preemption
+     * @param satOutRequestSteps request-steps a running request sat out, its block refused
+     * @param refusedSeconds time (sampled) a request of this model waited refused
+     * @param heldSeconds time (sampled) ready requests were held out of admission by the engine's rules
+     */
+    public record Work(long prefillFirstTokens, long prefillAgainTokens, long satOutRequestSteps, double refusedSeconds, double heldSeconds) {
     }
 }

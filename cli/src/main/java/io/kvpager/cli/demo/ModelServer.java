@@ -181,6 +181,14 @@ final class ModelServer {
     /** Pages reclaims got back by turnover (finishing requests) before any preemption, and by preempting. */
     private long pagesByTurnover;
     private long pagesByPreempting;
+    /** Prompt (and output) tokens prefilled for the first time, prefilled again after a preemption, and request-steps sat out for a refused block. */
+    private long prefillFirstTokens;
+    private long prefillAgainTokens;
+    private long satOutRequestSteps;
+    /** Whether the latest admission was refused for want of memory (cleared by the next one served). */
+    private boolean admissionRefused;
+    /** When (run's clock, ms) the admission in flight was asked for. */
+    private long admissionAskedMs;
     /** Whether a reclaim is being answered: no admission until it is. */
     private boolean reclaimOpen;
     /** The pages the engine is to hold at most once the open reclaim is answered. */
@@ -447,6 +455,7 @@ final class ModelServer {
         }
         ServedRequest admitted = request;
         admitting = true;
+        admissionAskedMs = nowMs;
         long start = System.nanoTime();
         allocs++;
         admission = onContext(cache.alloc(admitted.blocksToAdmit(model.blockTokens()))).transform(ar -> {
@@ -461,10 +470,12 @@ final class ModelServer {
             if (allocation.isMiss()) {
                 misses.merge(DemoMiss.of(allocation), 1L, Long::sum);
                 admitted.refusals++;
+                admissionRefused = true;
                 requeue(admitted);
                 return Future.succeededFuture();
             }
             blocksHeld += allocation.size();
+            admissionRefused = false;
             if (allocation.reclaimWaitNanos() > 0) {
                 reclaimWait.record(allocation.reclaimWaitNanos());
             }
@@ -506,6 +517,7 @@ final class ModelServer {
                 if (!running.contains(request)) {
                     return Future.succeededFuture();
                 }
+                satOutRequestSteps++;
                 // the request sits this step out (it keeps its KV) and asks again next step: memory the
                 // others free, or a reclaim's, often comes within a few steps, and preempting throws its
                 // prefill and output away; only refused GROWTH_WAIT_STEPS steps in a row does it preempt
@@ -542,6 +554,12 @@ final class ModelServer {
 
     private Future<Void> advance(ServedRequest request, int tokensNow, int[] newBlocks) {
         boolean decoding = !request.prefilling();
+        if (!decoding) {
+            int again = Math.min(tokensNow, request.recomputeOwed);
+            request.recomputeOwed -= again;
+            prefillAgainTokens += again;
+            prefillFirstTokens += tokensNow - again;
+        }
         request.advance(tokensNow, newBlocks);
         if (decoding) {
             tokens++;
@@ -652,6 +670,50 @@ final class ModelServer {
             }
         });
         return promise.future();
+    }
+
+    /**
+     * What the engine holds and whether it waits for memory now, for the memory account
+     * ({@link MemoryAccount}); on the engine's context.
+     */
+    MemoryAccount.Engine memoryNow(long nowMs) {
+        long written = 0;
+        long blocks = 0;
+        boolean growthRefused = false;
+        for (ServedRequest request : running) {
+            written += request.tokensInCache();
+            blocks += request.blockCount();
+            growthRefused |= request.growthRefusedSteps > 0;
+        }
+        boolean ready = false;
+        for (ServedRequest request : waiting) {
+            if (request.retryAtMs() <= nowMs) {
+                ready = true;
+                break;
+            }
+        }
+        MemoryAccount.Wait wait = MemoryAccount.Wait.NONE;
+        if (growthRefused || ready && (admissionRefused || admitting && nowMs - admissionAskedMs > stepMs)) {
+            wait = MemoryAccount.Wait.REFUSED;
+        } else if (ready && !admitting && !draining && (reclaimOpen || nowMs < admitHeldUntilMs)) {
+            wait = MemoryAccount.Wait.HELD;
+        }
+        return new MemoryAccount.Engine(written, blocks, wait);
+    }
+
+    /** Tokens prefilled for the first time (prompts, and outputs of requests admitted again only beyond what they had). */
+    long prefillFirstTokens() {
+        return prefillFirstTokens;
+    }
+
+    /** Tokens prefilled again: KV a preemption threw away, computed again. */
+    long prefillAgainTokens() {
+        return prefillAgainTokens;
+    }
+
+    /** Request-steps a running request sat out, its block refused. */
+    long satOutRequestSteps() {
+        return satOutRequestSteps;
     }
 
     /**

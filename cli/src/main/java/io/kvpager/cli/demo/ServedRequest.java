@@ -29,6 +29,8 @@ final class ServedRequest {
     int reclaimPreemptions;
     /** Steps in a row its growth was refused, the request sitting them out. */
     int growthRefusedSteps;
+    /** Tokens of KV its preemptions threw away that its prefill has not yet computed again. */
+    int recomputeOwed;
 
     ServedRequest(TraceRequest trace) {
         this.trace = trace;
@@ -90,6 +92,7 @@ final class ServedRequest {
      */
     int[] preempt(long retryAtMs) {
         preemptions++;
+        recomputeOwed += tokensInCache;
         growthRefusedSteps = 0;
         this.retryAtMs = retryAtMs;
         return release();
