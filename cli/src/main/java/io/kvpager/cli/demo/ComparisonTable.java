@@ -116,6 +116,7 @@ public final class ComparisonTable {
         for (MemoryAccount.Use use : MemoryAccount.Use.values()) {
             header.add(use.label);
         }
+        header.add(2 + 1, "of which thrown away");
         TextTable table = new TextTable(header.toArray(String[]::new));
         for (DemoReport report : reports) {
             MemoryAccount.Totals t = report.account();
@@ -125,6 +126,10 @@ public final class ComparisonTable {
             for (MemoryAccount.Use use : MemoryAccount.Use.values()) {
                 run.add(String.format(Locale.ROOT, "%s (%,.0f GiB·s)", SummaryTable.percent(t.share(use)), t.gibSeconds(use)));
                 waiting.add(String.format(Locale.ROOT, "%s (%,.0f GiB·s)", SummaryTable.percent(t.waitingShare(use)), t.waitingGibSeconds(use)));
+                if (use == MemoryAccount.Use.WRITTEN) {
+                    run.add(String.format(Locale.ROOT, "%s (%,.0f GiB·s)", SummaryTable.percent(t.thrownShare()), t.thrownByteSeconds() / (1L << 30)));
+                    waiting.add("");
+                }
             }
             table.row(run.toArray());
             table.row(waiting.toArray());

@@ -25,8 +25,13 @@ public final class MemoryAccount {
         HELD
     }
 
-    /** What an engine holds at a sample: tokens of KV written and blocks held by its running requests, and its wait. */
-    public record Engine(long writtenTokens, long blocks, Wait waits) {
+    /**
+     * What an engine holds at a sample: tokens of KV written and blocks held by its running
+     * requests, its wait, and the token-seconds of KV its preemptions threw away so far (each
+     * request's tokens of KV integrated over the samples since it got its blocks, counted when
+     * it is preempted).
+     */
+    public record Engine(long writtenTokens, long blocks, Wait waits, double thrownTokenSeconds) {
     }
 
     /** What each byte of the budget was doing. */
@@ -56,12 +61,17 @@ public final class MemoryAccount {
     private double waitingSeconds;
     private double capacityBytes;
     private double lastAt = Double.NaN;
+    /** Per model, the token-seconds its preemptions threw away, and bytes per token of its KV, at the latest sample. */
+    private final double[] thrownTokenSeconds;
+    private final double[] tokenBytes;
 
     MemoryAccount(List<ModelProfile> models, int tp) {
         this.models = List.copyOf(models);
         this.tp = tp;
         this.refusedSeconds = new double[models.size()];
         this.heldSeconds = new double[models.size()];
+        this.thrownTokenSeconds = new double[models.size()];
+        this.tokenBytes = new double[models.size()];
     }
 
     /**
@@ -91,6 +101,8 @@ public final class MemoryAccount {
             int blocksPerPage = models.get(m).geometry(tp, 1).blocksPerPage();
             double blockBytes = (double) pool.bytesPerPage() * ranks / blocksPerPage;
             double written = engine.writtenTokens() * blockBytes / models.get(m).blockTokens();
+            thrownTokenSeconds[m] = engine.thrownTokenSeconds();
+            tokenBytes[m] = blockBytes / models.get(m).blockTokens();
             bytes[Use.WRITTEN.ordinal()] += written;
             bytes[Use.UNWRITTEN.ordinal()] += Math.max(0, engine.blocks() * blockBytes - written);
             bytes[Use.FREE_IN_PAGES.ordinal()] += Math.max(0, (long) pool.inUsePages() * blocksPerPage - pool.usedBlocks()) * blockBytes;
@@ -127,8 +139,12 @@ public final class MemoryAccount {
 
     /** The account so far. */
     Totals totals() {
+        double thrown = 0;
+        for (int m = 0; m < models.size(); m++) {
+            thrown += thrownTokenSeconds[m] * tokenBytes[m];
+        }
         return new Totals(capacityBytes, seconds, byteSeconds.clone(), waitingSeconds, waitingByteSeconds.clone(), refusedSeconds.clone(),
-                heldSeconds.clone());
+                heldSeconds.clone(), thrown);
     }
 
     /**
@@ -141,12 +157,10 @@ public final class MemoryAccount {
      * @param waitingByteSeconds per {@link Use}, its bytes integrated over that time
      * @param refusedSeconds per model, the time it waited refused
      * @param heldSeconds per model, the time it held ready requests out of admission by a rule
+     * @param thrownByteSeconds of the KV written, the byte-seconds that preemptions later threw away
      */
     public record Totals(double capacityBytes, double seconds, double[] byteSeconds, double waitingSeconds, double[] waitingByteSeconds,
-            double[] refusedSeconds, double[] heldSeconds) {
-
-        static final Totals NONE = new Totals(0, 0, new double[Use.values().length], 0, new double[Use.values().length], new double[0],
-                new double[0]);
+            double[] refusedSeconds, double[] heldSeconds, double thrownByteSeconds) {
 
         public Totals {
             byteSeconds = byteSeconds.clone();
@@ -165,6 +179,11 @@ public final class MemoryAccount {
             return waitingSeconds == 0 || capacityBytes == 0 ? Double.NaN : waitingByteSeconds[use.ordinal()] / (capacityBytes * waitingSeconds);
         }
 
+        /** The share of the budget over the run held by KV that preemptions later threw away; NaN before a sample. */
+        double thrownShare() {
+            return seconds == 0 || capacityBytes == 0 ? Double.NaN : thrownByteSeconds / (capacityBytes * seconds);
+        }
+
         double gibSeconds(Use use) {
             return byteSeconds[use.ordinal()] / (1L << 30);
         }
@@ -176,6 +195,7 @@ public final class MemoryAccount {
         @Override
         public boolean equals(Object o) {
             return o instanceof Totals t && capacityBytes == t.capacityBytes && seconds == t.seconds && waitingSeconds == t.waitingSeconds
+                    && thrownByteSeconds == t.thrownByteSeconds
                     && Arrays.equals(byteSeconds, t.byteSeconds) && Arrays.equals(waitingByteSeconds, t.waitingByteSeconds)
                     && Arrays.equals(refusedSeconds, t.refusedSeconds) && Arrays.equals(heldSeconds, t.heldSeconds);
         }

@@ -185,6 +185,10 @@ final class ModelServer {
     private long prefillFirstTokens;
     private long prefillAgainTokens;
     private long satOutRequestSteps;
+    /** Token-seconds of KV that preemptions threw away (sampled): memory held for work done again. */
+    private double thrownTokenSeconds;
+    /** When (run's clock, ms) the memory account last sampled the engine; -1 before. */
+    private long lastMemorySampleMs = -1;
     /** Whether the latest admission was refused for want of memory (cleared by the next one served). */
     private boolean admissionRefused;
     /** When (run's clock, ms) the admission in flight was asked for. */
@@ -572,6 +576,7 @@ final class ModelServer {
             return Future.succeededFuture();
         }
         running.remove(request);
+        request.tokenSeconds = 0;
         served++;
         request.finishedMs = clockMs.getAsLong();
         long firstMs = request.firstTokenMs - request.trace.arrivalMs();
@@ -597,6 +602,8 @@ final class ModelServer {
      */
     private Future<Void> preempt(ServedRequest request, long nowMs, long retryAtMs) {
         preemptions++;
+        thrownTokenSeconds += request.tokenSeconds;
+        request.tokenSeconds = 0;
         recomputedTokens += request.tokensInCache();
         running.remove(request);
         requeue(request);
@@ -680,7 +687,10 @@ final class ModelServer {
         long written = 0;
         long blocks = 0;
         boolean growthRefused = false;
+        double dt = lastMemorySampleMs < 0 ? 0 : Math.max(0, nowMs - lastMemorySampleMs) / 1000.0;
+        lastMemorySampleMs = nowMs;
         for (ServedRequest request : running) {
+            request.tokenSeconds += request.tokensInCache() * dt;
             written += request.tokensInCache();
             blocks += request.blockCount();
             growthRefused |= request.growthRefusedSteps > 0;
@@ -698,7 +708,7 @@ final class ModelServer {
         } else if (ready && !admitting && !draining && (reclaimOpen || nowMs < admitHeldUntilMs)) {
             wait = MemoryAccount.Wait.HELD;
         }
-        return new MemoryAccount.Engine(written, blocks, wait);
+        return new MemoryAccount.Engine(written, blocks, wait, thrownTokenSeconds);
     }
 
     /** Tokens prefilled for the first time (prompts, and outputs of requests admitted again only beyond what they had). */

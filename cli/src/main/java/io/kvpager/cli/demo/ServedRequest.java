@@ -31,6 +31,8 @@ final class ServedRequest {
     int growthRefusedSteps;
     /** Tokens of KV its preemptions threw away that its prefill has not yet computed again. */
     int recomputeOwed;
+    /** Its KV's tokens integrated over time (token-seconds) since it last got blocks, sampled by the memory account. */
+    double tokenSeconds;
 
     ServedRequest(TraceRequest trace) {
         this.trace = trace;

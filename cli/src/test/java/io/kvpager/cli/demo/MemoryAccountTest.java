@@ -33,9 +33,13 @@ class MemoryAccountTest {
     }
 
     private static MemoryAccount.Engine engine(MemoryAccount.Wait wait) {
+        return engine(wait, 0);
+    }
+
+    private static MemoryAccount.Engine engine(MemoryAccount.Wait wait, double thrown) {
         long blocks = 6L * BLOCKS_PER_PAGE - 5;
         // every block written but 40 tokens of the last ones
-        return new MemoryAccount.Engine(blocks * MODEL.blockTokens() - 40, blocks, wait);
+        return new MemoryAccount.Engine(blocks * MODEL.blockTokens() - 40, blocks, wait, thrown);
     }
 
     @Test
@@ -43,9 +47,11 @@ class MemoryAccountTest {
         MemoryAccount account = new MemoryAccount(List.of(MODEL), 1);
         account.sample(0, List.of(engine(MemoryAccount.Wait.NONE)), List.of(stats()), 100 * PAGE);
         account.sample(2, List.of(engine(MemoryAccount.Wait.NONE)), List.of(stats()), 100 * PAGE);
-        account.sample(3, List.of(engine(MemoryAccount.Wait.REFUSED)), List.of(stats()), 100 * PAGE);
+        account.sample(3, List.of(engine(MemoryAccount.Wait.REFUSED, 1000)), List.of(stats()), 100 * PAGE);
         MemoryAccount.Totals t = account.totals();
 
+        // a thousand token-seconds thrown away, at the KV's bytes per token
+        assertThat(t.thrownByteSeconds()).isCloseTo(1000 * BLOCK / MODEL.blockTokens(), within(1.0));
         assertThat(t.seconds()).isEqualTo(3);
         assertThat(t.waitingSeconds()).isEqualTo(1);
         assertThat(t.refusedSeconds()).containsExactly(1);
