@@ -18,12 +18,12 @@ import java.util.Map;
  * <li>Each pool's guarantee: what it asked in bytes, or in percent of the GPU's capacity; the pools
  *     that asked neither split what those leave equally (recomputed as pools come and go). Asks
  *     that add up to more than the capacity are scaled down to it, so the guarantees never do.</li>
- * <li>A pool borrows beyond its guarantee while memory is free, short of a headroom kept for the
- *     pools below theirs ({@link #headroom}: a share of their unused guarantees), so that their next
- *     burst starts in free memory rather than in a reclaim; unless it is capped (it missed a
+ * <li>A pool borrows beyond its guarantee whatever memory is free, unless it is capped (it missed a
  *     reclaim's deadline; until its share is back within its guarantee), restrained (it is giving
  *     back now), or another pool waits for memory reclaimed for it: then it grows no further than
- *     its guarantee.</li>
+ *     its guarantee. Nothing is kept free for the pools below their guarantees: measured, memory
+ *     kept free for their next burst sat idle while the borrowers' requests waited for it
+ *     (docs/sharing.md).</li>
  * <li>A pool refused a take that would keep it within its guarantee reclaims the shortfall from
  *     the pools above theirs, largest excess first, never asking one for more than its excess: a
  *     pool at or below its guarantee is never asked.</li>
@@ -36,12 +36,6 @@ public final class ShareArbiter {
      * is left between the take and the pool's guarantee ({@link #plan}).
      */
     static final long HEADROOM_DIVISOR = 2;
-
-    /**
-     * A borrower leaves free {@code 1 / UNUSED_HEADROOM_DIVISOR} of what the other pools' guarantees
-     * hold unused ({@link #headroom}).
-     */
-    static final long UNUSED_HEADROOM_DIVISOR = 4;
 
     private ShareArbiter() {
     }
@@ -115,38 +109,13 @@ public final class ShareArbiter {
         GpuShares.Share own = shares.of(pool);
         long held = own == null ? 0 : own.bytes();
         long free = capacity - shares.others(pool);
-        Map<String, Long> guarantees = guarantees(shares, capacity);
-        long g = guarantees.getOrDefault(pool, 0L);
-        // borrowing stops short of the headroom; within its guarantee a pool takes whatever is free (a
-        // pool without a share has no guarantee recorded: it has not claimed, and nothing is held back)
-        long most = own == null ? free : Math.min(free, Math.max(g, free - headroom(shares, guarantees, pool)));
+        long g = guarantees(shares, capacity).getOrDefault(pool, 0L);
+        // within its guarantee or beyond it, a pool takes whatever is free
+        long most = free;
         if (restrained || (own != null && own.capped()) || othersWait(shares, pool, nowMs)) {
             most = Math.min(most, g);
         }
         return Math.max(most, Math.min(held, free));
-    }
-
-    /**
-     * The free bytes a pool borrowing beyond its guarantee leaves to the others: a quarter of what
-     * their guarantees hold unused. A pool below its guarantee is the one likely to burst next, and
-     * memory it finds free serves its burst at once, while memory it must reclaim costs the borrower
-     * the requests it preempts and the burst the reclaim's wait. Only a share of it: the rest is lent
-     * out, as idle memory should be; the reclaim covers a burst beyond the headroom. With every pool
-     * at or above its guarantee (all loaded) the headroom is 0 and everything can be used; with every
-     * guarantee 0 (first-come) it is always 0.
-     */
-    public static long headroom(GpuShares shares, long capacity, String pool) {
-        return headroom(shares, guarantees(shares, capacity), pool);
-    }
-
-    private static long headroom(GpuShares shares, Map<String, Long> guarantees, String pool) {
-        long unused = 0;
-        for (Map.Entry<String, GpuShares.Share> e : shares.shares().entrySet()) {
-            if (!e.getKey().equals(pool)) {
-                unused = saturatingAdd(unused, Math.max(0, guarantees.get(e.getKey()) - e.getValue().bytes()));
-            }
-        }
-        return unused / UNUSED_HEADROOM_DIVISOR;
     }
 
     private static boolean othersWait(GpuShares shares, String pool, long nowMs) {

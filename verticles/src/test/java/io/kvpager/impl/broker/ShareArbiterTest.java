@@ -46,34 +46,29 @@ class ShareArbiterTest {
 
     @Test
     void aPoolBorrowsWhatIsFreeUnlessCappedRestrainedOrAnotherWaits() {
-        // guarantees 333 each; c holds nothing of its 333: a borrower leaves a quarter of it, 83, free
+        // guarantees 333 each; c holds nothing of its 333: a borrows all that is free
         GpuShares s = shares(100, 500, 0);
-        assertThat(ShareArbiter.headroom(s, CAPACITY, "a")).isEqualTo(83);
-        assertThat(ShareArbiter.most(s, CAPACITY, "a", false, 0)).isEqualTo(417);
+        assertThat(ShareArbiter.most(s, CAPACITY, "a", false, 0)).isEqualTo(500);
         assertThat(ShareArbiter.most(s, CAPACITY, "a", true, 0)).isEqualTo(333);
         GpuShares capped = ShareArbiter.cap(s, "b");
         assertThat(ShareArbiter.most(capped, CAPACITY, "b", false, 0)).as("keeps what it holds, grows no further").isEqualTo(500);
         GpuShares waiting = ShareArbiter.waiting(s, "c", 50);
         assertThat(ShareArbiter.most(waiting, CAPACITY, "a", false, 49)).isEqualTo(333);
-        assertThat(ShareArbiter.most(waiting, CAPACITY, "a", false, 50)).as("the wait has expired").isEqualTo(417);
-        // c may borrow too, short of a quarter of a's unused 233
-        assertThat(ShareArbiter.most(waiting, CAPACITY, "c", false, 0)).as("not held by its own wait").isEqualTo(342);
+        assertThat(ShareArbiter.most(waiting, CAPACITY, "a", false, 50)).as("the wait has expired").isEqualTo(500);
+        // c may borrow too, all that is free
+        assertThat(ShareArbiter.most(waiting, CAPACITY, "c", false, 0)).as("not held by its own wait").isEqualTo(400);
     }
 
     @Test
-    void borrowingLeavesAHeadroomForThePoolsBelowTheirGuaranteesButNeverCutsIntoAGuarantee() {
-        // b and c idle: a borrows up to 1000 - (333 + 333) / 4
+    void borrowingTakesAllThatIsFreeAndNeverCutsIntoAGuarantee() {
+        // b and c idle: a borrows the whole capacity, nothing is kept free for their next burst
         GpuShares idle = shares(0, 0, 0);
-        assertThat(ShareArbiter.most(idle, CAPACITY, "a", false, 0)).isEqualTo(834);
-        // the headroom is free memory: b's burst within it needs no reclaim
-        GpuShares borrowed = shares(834, 0, 0);
-        assertThat(ShareArbiter.plan(borrowed, CAPACITY, "b", 83).asks()).isEmpty();
-        assertThat(ShareArbiter.most(borrowed, CAPACITY, "a", false, 0)).as("keeps what it holds").isEqualTo(834);
-        assertThat(ShareArbiter.most(shares(900, 0, 0), CAPACITY, "a", false, 0)).as("never asked to shrink by it").isEqualTo(900);
-        // the others at or above their guarantees: no headroom, everything can be used
-        assertThat(ShareArbiter.headroom(shares(100, 400, 400), CAPACITY, "a")).isZero();
-        // a pool within its guarantee takes what is free up to it, headroom or not
-        assertThat(ShareArbiter.most(shares(0, 600, 0), CAPACITY, "a", false, 0)).isEqualTo(333);
+        assertThat(ShareArbiter.most(idle, CAPACITY, "a", false, 0)).isEqualTo(1000);
+        assertThat(ShareArbiter.most(shares(900, 0, 0), CAPACITY, "a", false, 0)).as("keeps what it holds").isEqualTo(1000);
+        // what b gets within its guarantee while a borrows comes from a reclaim
+        assertThat(ShareArbiter.plan(shares(900, 0, 0), CAPACITY, "b", 150).asks()).containsOnlyKeys("a");
+        // a pool within its guarantee takes what is free up to it
+        assertThat(ShareArbiter.most(shares(0, 600, 0), CAPACITY, "a", false, 0)).isEqualTo(400);
         // first-come (every guarantee 0): nothing is held back
         GpuShares firstCome = GpuShares.NONE.with("a", new GpuShares.Share(A, 0, Guarantee.ofPercent(0), false))
                 .with("b", new GpuShares.Share(B, 0, Guarantee.ofPercent(0), false));
