@@ -1,6 +1,7 @@
 package io.kvpager.cli.demo;
 
 import io.kvpager.cli.text.TextTable;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -112,7 +113,7 @@ public final class ComparisonTable {
      * of its steps and how long it waited.
      */
     public static String account(List<DemoReport> reports) {
-        List<String> header = new java.util.ArrayList<>(List.of("policy", "over"));
+        List<String> header = new ArrayList<>(List.of("policy", "over"));
         for (MemoryAccount.Use use : MemoryAccount.Use.values()) {
             header.add(use.label);
         }
@@ -120,8 +121,8 @@ public final class ComparisonTable {
         TextTable table = new TextTable(header.toArray(String[]::new));
         for (DemoReport report : reports) {
             MemoryAccount.Totals t = report.account();
-            List<Object> run = new java.util.ArrayList<>(List.of(report.policy().flag(), String.format(Locale.ROOT, "run, %.1f s", t.seconds())));
-            List<Object> waiting = new java.util.ArrayList<>(List.of(report.policy().flag(),
+            List<Object> run = new ArrayList<>(List.of(report.policy().flag(), String.format(Locale.ROOT, "run, %.1f s", t.seconds())));
+            List<Object> waiting = new ArrayList<>(List.of(report.policy().flag(),
                     String.format(Locale.ROOT, "a model waits, %.1f s", t.waitingSeconds())));
             for (MemoryAccount.Use use : MemoryAccount.Use.values()) {
                 run.add(String.format(Locale.ROOT, "%s (%,.0f GiB·s)", SummaryTable.percent(t.share(use)), t.gibSeconds(use)));

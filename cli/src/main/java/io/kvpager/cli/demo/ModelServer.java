@@ -521,11 +521,11 @@ final class ModelServer {
                 if (!running.contains(request)) {
                     return Future.succeededFuture();
                 }
-                satOutRequestSteps++;
                 // the request sits this step out (it keeps its KV) and asks again next step: memory the
                 // others free, or a reclaim's, often comes within a few steps, and preempting throws its
                 // prefill and output away; only refused GROWTH_WAIT_STEPS steps in a row does it preempt
                 if (++request.growthRefusedSteps < GROWTH_WAIT_STEPS) {
+                    satOutRequestSteps++;
                     return Future.succeededFuture();
                 }
                 request.growthRefusedSteps = 0;

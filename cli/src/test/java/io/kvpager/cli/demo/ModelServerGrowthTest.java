@@ -1,6 +1,7 @@
 package io.kvpager.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.kvpager.Allocation;
 import io.kvpager.LimitResult;
@@ -104,6 +105,33 @@ class ModelServerGrowthTest {
         assertThat(cache.used).isZero();
         // its prompt and its first token were in the cache: computed again on its next turn
         assertThat(server.recomputedTokens()).isEqualTo(32);
+        assertThat(server.satOutRequestSteps()).isEqualTo(ModelServer.GROWTH_WAIT_STEPS - 1);
+    }
+
+    @Test
+    void theMemoryAccountSeesWhatAPreemptionThrowsAwayAndItsPrefillAgain() throws Exception {
+        BlockBudget cache = new BlockBudget(2);
+        ModelServer server = server(cache);
+        step(server, 0);
+        step(server, 1); // 32 tokens of KV written
+        MemoryAccount.Engine[] seen = new MemoryAccount.Engine[1];
+        onContext(() -> seen[0] = server.memoryNow(20));
+        assertThat(seen[0]).isEqualTo(new MemoryAccount.Engine(32, 2, MemoryAccount.Wait.NONE, 0));
+        step(server, 2); // refused: sits out, waiting for memory
+        onContext(() -> seen[0] = server.memoryNow(60));
+        assertThat(seen[0].waits()).isEqualTo(MemoryAccount.Wait.REFUSED);
+        step(server, 3);
+        step(server, 4); // preempted: 32 tokens held for 40 ms thrown away
+        onContext(() -> seen[0] = server.memoryNow(80));
+        assertThat(seen[0].writtenTokens()).isZero();
+        assertThat(seen[0].thrownTokenSeconds()).isCloseTo(32 * 0.04, within(1e-9));
+        cache.budget = 3;
+        long retry = 4 + ModelServer.RETRY_STEPS;
+        step(server, retry); // admitted again: its prompt and first token prefilled again
+        assertThat(server.prefillFirstTokens()).isEqualTo(31);
+        assertThat(server.prefillAgainTokens()).isEqualTo(32);
+        step(server, retry + 1);
+        assertThat(server.tokens()).isEqualTo(2);
     }
 
     @Test
