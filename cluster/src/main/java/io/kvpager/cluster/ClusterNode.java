@@ -238,8 +238,8 @@ public final class ClusterNode {
      * answer what reaches them meanwhile with 503 and give their memory back, coordinators destroy
      * their tensors), says on the {@value #LEAVING} topic that it is leaving, so that the others
      * count it gone at once (from a thread of its own, waiting for it at most
-     * {@value #LEAVE_NOTICE_TIMEOUT_MS} ms, so that no event loop ever waits on Hazelcast), and closes Vert.x, which leaves the cluster gracefully. Every call
-     * answers the first one's future.
+     * {@value #LEAVE_NOTICE_TIMEOUT_MS} ms, so that no event loop ever waits on Hazelcast), and
+     * closes Vert.x, which leaves the cluster gracefully. Every call answers the first one's future.
      */
     public synchronized Future<Void> close() {
         if (closing == null) {
