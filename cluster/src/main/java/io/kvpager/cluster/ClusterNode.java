@@ -13,9 +13,11 @@ import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.worker.RankWorker;
 import io.kvpager.worker.RankWorkerOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.metrics.MetricsOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.slf4j.Logger;
@@ -24,6 +26,7 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * One clustered kvpager process: a Vert.x joined to its cluster through the Hazelcast cluster
@@ -48,6 +51,12 @@ public final class ClusterNode {
     private static final long LEAVE_DIRECTORY_TIMEOUT_S = 5;
     /** The topic on which a node says it is leaving, once it has stopped what it ran. */
     static final String LEAVING = "kvpager.leaving";
+    /**
+     * How long closing waits for its leaving to be said before it leaves regardless: publishing
+     * normally takes milliseconds, but a member that cannot reach itself or its peers (seen:
+     * Hazelcast "Connecting to self!" for a minute) can hold the publishing thread far longer.
+     */
+    static final long LEAVE_NOTICE_TIMEOUT_MS = 2000;
 
     private final Vertx vertx;
     private final HazelcastClusterManager manager;
@@ -55,6 +64,7 @@ public final class ClusterNode {
     private final String clusterName;
     private final long startNanos;
     private volatile Future<Void> closing;
+    private volatile Consumer<String> leaveNotice;
 
     private ClusterNode(Vertx vertx, HazelcastClusterManager manager, ClusterNodeOptions options, String clusterName,
                         long startNanos) {
@@ -63,6 +73,7 @@ public final class ClusterNode {
         this.options = options;
         this.clusterName = clusterName;
         this.startNanos = startNanos;
+        this.leaveNotice = id -> manager.getHazelcastInstance().getTopic(LEAVING).publish(id);
     }
 
     /**
@@ -226,8 +237,9 @@ public final class ClusterNode {
      * while the cluster can still be reached (for at most 5 s), then undeploys everything (workers
      * answer what reaches them meanwhile with 503 and give their memory back, coordinators destroy
      * their tensors), says on the {@value #LEAVING} topic that it is leaving, so that the others
-     * count it gone at once, and closes Vert.x, which leaves the cluster gracefully. Every call
-     * answers the first one's future.
+     * count it gone at once (from a thread of its own, waiting for it at most
+     * {@value #LEAVE_NOTICE_TIMEOUT_MS} ms, so that no event loop ever waits on Hazelcast), and
+     * closes Vert.x, which leaves the cluster gracefully. Every call answers the first one's future.
      */
     public synchronized Future<Void> close() {
         if (closing == null) {
@@ -255,13 +267,8 @@ public final class ClusterNode {
                 if (stopped.failed()) {
                     log.warn("node {}: stopping what it ran failed: {}", id, stopped.cause().toString());
                 }
-                try {
-                    manager.getHazelcastInstance().getTopic(LEAVING).publish(id);
-                } catch (RuntimeException e) {
-                    log.warn("node {} could not say it is leaving; the others notice it once it has: {}", id, e.toString());
-                }
-                return vertx.close();
-            }).andThen(closed -> {
+                return sayLeaving(id);
+            }).transform(said -> vertx.close()).andThen(closed -> {
                 if (closed.succeeded()) {
                     log.info("node left cluster {} in {} ms", clusterName, (System.nanoTime() - began) / 1_000_000);
                 } else {
@@ -270,6 +277,45 @@ public final class ClusterNode {
             });
         }
         return closing;
+    }
+
+    /**
+     * Says on the {@value #LEAVING} topic that this node leaves, on a thread of its own: a
+     * publish can block (a member that cannot reach its peers), and neither an event loop nor
+     * Vert.x's worker pool, which its closing shuts down, may wait on it. Completes, never failing,
+     * on the event loop that asked once the notice went out or {@value #LEAVE_NOTICE_TIMEOUT_MS} ms
+     * passed, whichever is first; a thread still blocked then ends when the member shuts down.
+     */
+    private Future<Void> sayLeaving(String id) {
+        // a promise of the context: whoever completes it, what follows runs on its event loop; and
+        // the thread that completes it late (the bound won, Vert.x may be closed) dispatches nothing
+        Promise<Void> said = ((ContextInternal) vertx.getOrCreateContext()).promise();
+        long bound = vertx.setTimer(LEAVE_NOTICE_TIMEOUT_MS, t -> {
+            if (said.tryComplete()) {
+                log.warn("node {} could not say it is leaving within {} ms; it leaves regardless and the others notice it"
+                        + " once it has", id, LEAVE_NOTICE_TIMEOUT_MS);
+            }
+        });
+        Consumer<String> notice = leaveNotice;
+        Thread.ofPlatform().daemon().name("kvpager-leave-notice").start(() -> {
+            try {
+                notice.accept(id);
+                if (said.tryComplete()) {
+                    vertx.cancelTimer(bound);
+                }
+            } catch (RuntimeException e) {
+                if (said.tryComplete()) {
+                    vertx.cancelTimer(bound);
+                    log.warn("node {} could not say it is leaving; the others notice it once it has: {}", id, e.toString());
+                }
+            }
+        });
+        return said.future();
+    }
+
+    /** Replaces how this node says it leaves (tests: a notice that never goes out). */
+    void leaveNotice(Consumer<String> notice) {
+        this.leaveNotice = notice;
     }
 
     /** Closes the node when the JVM is asked to stop (SIGTERM, Ctrl-C), waiting for it up to 30 s. */

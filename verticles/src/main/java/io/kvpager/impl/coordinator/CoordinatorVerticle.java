@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * with a new incarnation: a new owner, an empty ledger (the ranks gave the old owner's pages back,
  * or the new owner's create-tensors reclaims them), the GPU shares claimed afresh, and the last
  * limit set at run time. Unless another node's coordinator serves the instance meanwhile: then this
- * one stays displaced.
+ * one stays displaced and stops answering at the address (its registration no longer kept), so that
+ * every request reaches the one that serves; its own stats still say it is displaced.
  */
 public final class CoordinatorVerticle extends VerticleBase {
 
@@ -47,6 +48,8 @@ public final class CoordinatorVerticle extends VerticleBase {
     private KvCacheOptions options;
     private Runnable unsubscribe = () -> { };
     private volatile KeptRegistration kept;
+    /** Its endpoint at the coordinator address; {@code null} while it stays displaced by another node's coordinator. */
+    private MessageConsumer<Object> consumer;
     private boolean stopping;
 
     /** How to deploy a coordinator for {@code options}. */
@@ -66,23 +69,51 @@ public final class CoordinatorVerticle extends VerticleBase {
             return Future.failedFuture(e);
         }
         return addressIsFree(vertx, options).compose(free -> {
-            MessageConsumer<Object> consumer = vertx.eventBus().consumer(coordinator.pool().coordinatorAddress(),
-                    new CoordinatorEndpoint(() -> coordinator));
             ClusterMembership membership = ClusterMembership.of(vertx);
             if (membership != null) {
                 unsubscribe = membership.subscribeDisplacement(context, why -> coordinator.displace(why), this::reincarnate);
             }
             Future<Void> started = coordinator.start();
-            Future<Void> registered = KeptRegistration.keep(vertx, consumer).map(keeper -> {
-                kept = keeper;
-                return null;
-            });
+            Future<Void> registered = listen();
             if (options.isLazyStart()) {
                 return registered;
             }
             return registered.compose(v -> started)
                     .recover(e -> coordinator.close().transform(closed -> Future.failedFuture(e)));
         });
+    }
+
+    /** Registers its endpoint at the coordinator address and keeps the registration in the cluster. */
+    private Future<Void> listen() {
+        MessageConsumer<Object> listening = vertx.eventBus().consumer(coordinator.pool().coordinatorAddress(),
+                new CoordinatorEndpoint(() -> coordinator));
+        consumer = listening;
+        return KeptRegistration.keep(vertx, listening).map(keeper -> {
+            if (consumer == listening) {
+                kept = keeper;
+            } else {
+                keeper.close();
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Stops answering at the coordinator address: another node's coordinator serves it, and a
+     * request the cluster routed here would get {@code DISPLACED} instead of being served there.
+     * The registration is no longer kept, so it does not come back.
+     */
+    private void silence() {
+        KeptRegistration keeper = kept;
+        kept = null;
+        if (keeper != null) {
+            keeper.close();
+        }
+        MessageConsumer<Object> listening = consumer;
+        consumer = null;
+        if (listening != null) {
+            listening.unregister();
+        }
     }
 
     /**
@@ -149,8 +180,11 @@ public final class CoordinatorVerticle extends VerticleBase {
             java.util.List<String> others = ar.succeeded() ? ar.result().stream().filter(n -> !n.equals(membership.nodeId())).toList()
                     : java.util.List.of();
             if (!others.isEmpty()) {
-                log.warn("cache {} group {}: another coordinator serves instance {} on node {}; this one stays displaced",
-                        old.pool().instance(), old.pool().group(), old.pool().instance(), others);
+                boolean answered = consumer != null;
+                silence();
+                log.warn("cache {} group {}: another coordinator serves instance {} on node {}; this one stays displaced{}",
+                        old.pool().instance(), old.pool().group(), old.pool().instance(), others,
+                        answered ? " and no longer answers at " + address : "");
                 return;
             }
             Coordinator born = incarnation(options);
@@ -163,6 +197,11 @@ public final class CoordinatorVerticle extends VerticleBase {
             born.start().onFailure(e -> log.error("cache {} group {}: the new incarnation did not start: {}",
                     old.pool().instance(), old.pool().group(), e.getMessage()));
             coordinator = born;
+            if (consumer == null) {
+                // it had stopped answering for another coordinator, which is gone now
+                listen().onFailure(e -> log.error("cache {} group {}: the new incarnation does not answer at {}: {}",
+                        old.pool().instance(), old.pool().group(), address, e.getMessage()));
+            }
             log.info("cache {} group {}: back as owner {} after owner {} was displaced; its ledger starts empty",
                     old.pool().instance(), old.pool().group(), born.owner(), old.owner());
             old.abandon();
@@ -173,8 +212,9 @@ public final class CoordinatorVerticle extends VerticleBase {
     public Future<?> stop() {
         stopping = true;
         unsubscribe.run();
-        if (kept != null) {
-            kept.close();
+        KeptRegistration keeper = kept;
+        if (keeper != null) {
+            keeper.close();
         }
         return coordinator == null ? Future.succeededFuture() : coordinator.close();
     }

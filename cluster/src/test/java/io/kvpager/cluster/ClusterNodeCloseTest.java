@@ -1,0 +1,108 @@
+package io.kvpager.cluster;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import com.hazelcast.topic.ITopic;
+import io.kvpager.cluster.process.TestClusters;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static io.kvpager.cluster.process.TestClusters.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Closing a node never waits on Hazelcast from an event loop: its leaving is said from a thread
+ * of its own, bounded, so that a notice that cannot go out delays the close by the bound and no
+ * more, while in the normal case the other members hear it.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ClusterNodeCloseTest {
+
+    private final List<ClusterNode> nodes = new CopyOnWriteArrayList<>();
+    private final List<String> warnings = new CopyOnWriteArrayList<>();
+    private final AppenderBase<ILoggingEvent> warned = new AppenderBase<>() {
+        @Override
+        protected void append(ILoggingEvent event) {
+            warnings.add(event.getFormattedMessage());
+        }
+    };
+
+    @AfterEach
+    void tearDown() {
+        ((Logger) LoggerFactory.getLogger(ClusterNode.class)).detachAppender(warned);
+        for (ClusterNode node : nodes) {
+            await(node.close());
+        }
+    }
+
+    @Test
+    void aNodeWhoseLeavingCannotBeSaidStillClosesWithinTheBoundAndNoEventLoopWaits() throws Exception {
+        ClusterNode node = TestClusters.startHere(TestClusters.freshName("kvpager-close"));
+        nodes.add(node);
+        warned.start();
+        ((Logger) LoggerFactory.getLogger(ClusterNode.class)).addAppender(warned);
+        CountDownLatch never = new CountDownLatch(1);
+        AtomicReference<Thread> sayer = new AtomicReference<>();
+        node.leaveNotice(id -> {
+            sayer.set(Thread.currentThread());
+            try {
+                // a publish that cannot complete (Hazelcast held it 59 s): released only by the test
+                never.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            long began = System.nanoTime();
+            node.close().await(30, TimeUnit.SECONDS);
+            long tookMs = (System.nanoTime() - began) / 1_000_000;
+
+            assertThat(tookMs).as("the close waits for the notice at most its bound, then leaves")
+                    .isGreaterThanOrEqualTo(ClusterNode.LEAVE_NOTICE_TIMEOUT_MS)
+                    .isLessThan(ClusterNode.LEAVE_NOTICE_TIMEOUT_MS + 15_000);
+            assertThat(sayer.get()).isNotNull();
+            assertThat(sayer.get().getName()).isEqualTo("kvpager-leave-notice");
+            assertThat(warnings).anySatisfy(w -> assertThat(w).contains("could not say it is leaving within "
+                    + ClusterNode.LEAVE_NOTICE_TIMEOUT_MS + " ms; it leaves regardless"));
+            assertThat(warnings).noneSatisfy(w -> assertThat(w).contains("did not leave cluster"));
+            assertThat(sayer.get().isAlive()).as("still blocked: nothing of the close waited on it").isTrue();
+        } finally {
+            never.countDown();
+        }
+    }
+
+    @Test
+    void theOtherMembersHearANodeLeaveBeforeTheBound() throws Exception {
+        String cluster = TestClusters.freshName("kvpager-close");
+        ClusterNode stays = TestClusters.startHere(cluster);
+        nodes.add(stays);
+        ClusterNode leaves = await(ClusterNode.start(TestClusters.nodeOptions(cluster, stays.memberAddress())));
+        BlockingQueue<String> heard = new LinkedBlockingQueue<>();
+        ITopic<String> topic = ((HazelcastClusterManager) ((VertxInternal) stays.vertx()).clusterManager())
+                .getHazelcastInstance().getTopic(ClusterNode.LEAVING);
+        topic.addMessageListener(m -> heard.add(m.getMessageObject()));
+        String id = leaves.nodeId();
+
+        warned.start();
+        ((Logger) LoggerFactory.getLogger(ClusterNode.class)).addAppender(warned);
+
+        await(leaves.close());
+
+        assertThat(heard.poll(10, TimeUnit.SECONDS)).as("the member that stays hears the leaving").isEqualTo(id);
+        assertThat(warnings).as("the notice went out before its bound").noneSatisfy(w -> assertThat(w).contains("could not say"));
+        assertThat(warnings).anySatisfy(w -> assertThat(w).contains("node left cluster"));
+    }
+}
