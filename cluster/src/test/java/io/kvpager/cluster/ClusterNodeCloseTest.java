@@ -1,8 +1,5 @@
 package io.kvpager.cluster;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import com.hazelcast.topic.ITopic;
 import io.kvpager.cluster.process.TestClusters;
 import io.vertx.core.internal.VertxInternal;
@@ -10,7 +7,6 @@ import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -32,17 +28,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ClusterNodeCloseTest {
 
     private final List<ClusterNode> nodes = new CopyOnWriteArrayList<>();
-    private final List<String> warnings = new CopyOnWriteArrayList<>();
-    private final AppenderBase<ILoggingEvent> warned = new AppenderBase<>() {
-        @Override
-        protected void append(ILoggingEvent event) {
-            warnings.add(event.getFormattedMessage());
-        }
-    };
+    private LogLines log;
 
     @AfterEach
     void tearDown() {
-        ((Logger) LoggerFactory.getLogger(ClusterNode.class)).detachAppender(warned);
+        if (log != null) {
+            log.close();
+        }
         for (ClusterNode node : nodes) {
             await(node.close());
         }
@@ -52,8 +44,7 @@ class ClusterNodeCloseTest {
     void aNodeWhoseLeavingCannotBeSaidStillClosesWithinTheBoundAndNoEventLoopWaits() throws Exception {
         ClusterNode node = TestClusters.startHere(TestClusters.freshName("kvpager-close"));
         nodes.add(node);
-        warned.start();
-        ((Logger) LoggerFactory.getLogger(ClusterNode.class)).addAppender(warned);
+        log = LogLines.of(ClusterNode.class);
         CountDownLatch never = new CountDownLatch(1);
         AtomicReference<Thread> sayer = new AtomicReference<>();
         node.leaveNotice(id -> {
@@ -75,9 +66,9 @@ class ClusterNodeCloseTest {
                     .isLessThan(ClusterNode.LEAVE_NOTICE_TIMEOUT_MS + 15_000);
             assertThat(sayer.get()).isNotNull();
             assertThat(sayer.get().getName()).isEqualTo("kvpager-leave-notice");
-            assertThat(warnings).anySatisfy(w -> assertThat(w).contains("could not say it is leaving within "
+            assertThat(log.lines()).anySatisfy(w -> assertThat(w).contains("could not say it is leaving within "
                     + ClusterNode.LEAVE_NOTICE_TIMEOUT_MS + " ms; it leaves regardless"));
-            assertThat(warnings).noneSatisfy(w -> assertThat(w).contains("did not leave cluster"));
+            assertThat(log.lines()).noneSatisfy(w -> assertThat(w).contains("did not leave cluster"));
             assertThat(sayer.get().isAlive()).as("still blocked: nothing of the close waited on it").isTrue();
         } finally {
             never.countDown();
@@ -96,13 +87,12 @@ class ClusterNodeCloseTest {
         topic.addMessageListener(m -> heard.add(m.getMessageObject()));
         String id = leaves.nodeId();
 
-        warned.start();
-        ((Logger) LoggerFactory.getLogger(ClusterNode.class)).addAppender(warned);
+        log = LogLines.of(ClusterNode.class);
 
         await(leaves.close());
 
         assertThat(heard.poll(10, TimeUnit.SECONDS)).as("the member that stays hears the leaving").isEqualTo(id);
-        assertThat(warnings).as("the notice went out before its bound").noneSatisfy(w -> assertThat(w).contains("could not say"));
-        assertThat(warnings).anySatisfy(w -> assertThat(w).contains("node left cluster"));
+        assertThat(log.lines()).as("the notice went out before its bound").noneSatisfy(w -> assertThat(w).contains("could not say"));
+        assertThat(log.lines()).anySatisfy(w -> assertThat(w).contains("node left cluster"));
     }
 }

@@ -1,8 +1,5 @@
 package io.kvpager.cluster;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.cluster.process.TestClusters;
@@ -16,7 +13,6 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A displaced coordinator that finds, once its node is a member of the whole cluster again,
  * that another node's coordinator serves its instance stays displaced and stops answering at the
  * coordinator address: every request reaches the one that serves, also after its registration
- * would have been put back. (The pause that leads there, with spawned processes: PauseTest.)
+ * would have been put back.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DisplacedQuietTest {
@@ -39,17 +35,13 @@ class DisplacedQuietTest {
     private static final String ADDRESS = "kvpager." + INSTANCE + ".coordinator";
 
     private final List<ClusterNode> nodes = new CopyOnWriteArrayList<>();
-    private final List<String> said = new CopyOnWriteArrayList<>();
-    private final AppenderBase<ILoggingEvent> lines = new AppenderBase<>() {
-        @Override
-        protected void append(ILoggingEvent event) {
-            said.add(event.getFormattedMessage());
-        }
-    };
+    private LogLines log;
 
     @AfterEach
     void tearDown() {
-        ((Logger) LoggerFactory.getLogger(CoordinatorVerticle.class)).detachAppender(lines);
+        if (log != null) {
+            log.close();
+        }
         for (ClusterNode node : nodes) {
             await(node.close());
         }
@@ -62,8 +54,7 @@ class DisplacedQuietTest {
         nodes.add(here);
         ClusterNode other = await(ClusterNode.start(TestClusters.nodeOptions(cluster, here.memberAddress())));
         nodes.add(other);
-        lines.start();
-        ((Logger) LoggerFactory.getLogger(CoordinatorVerticle.class)).addAppender(lines);
+        log = LogLines.of(CoordinatorVerticle.class);
         // no workers: the coordinator answers without its tensors
         KvCache cache = await(here.deployCache(new KvCacheOptions().setInstance(INSTANCE).setTp(1).setLayers(1).setKvBuffers(2)
                 .setBlockBytes(64 << 10).setPages(4).setLocalWorkers(false).setLazyStart(true)));
@@ -78,8 +69,8 @@ class DisplacedQuietTest {
         membership.rejoined();
 
         Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
-                .until(() -> said.stream().anyMatch(l -> l.contains("this one stays displaced")));
-        assertThat(said).anySatisfy(l -> assertThat(l).contains("another coordinator serves instance quiet on node ["
+                .until(() -> log.lines().stream().anyMatch(l -> l.contains("this one stays displaced")));
+        assertThat(log.lines()).anySatisfy(l -> assertThat(l).contains("another coordinator serves instance quiet on node ["
                 + other.nodeId() + "]; this one stays displaced and no longer answers at " + ADDRESS));
         assertThat(cache.stats().await(10, TimeUnit.SECONDS).reason()).as("its own stats say so").contains("displaced");
 
