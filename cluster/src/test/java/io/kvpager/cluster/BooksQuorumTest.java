@@ -4,13 +4,11 @@ import io.kvpager.cluster.process.TestClusters;
 import io.kvpager.impl.broker.GpuBroker;
 import io.vertx.core.Future;
 import io.vertx.core.shareddata.AsyncMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static io.kvpager.cluster.process.TestClusters.await;
@@ -28,14 +26,9 @@ class BooksQuorumTest {
 
     private static final Duration BOUND = Duration.ofSeconds(30);
 
-    private final List<ClusterNode> nodes = new ArrayList<>();
+    @RegisterExtension
+    final StartedNodes nodes = new StartedNodes();
 
-    @AfterEach
-    void tearDown() {
-        for (ClusterNode node : nodes) {
-            await(node.close());
-        }
-    }
 
     @Test
     void oneNodeWithoutAQuorumWritesTheBooks() {

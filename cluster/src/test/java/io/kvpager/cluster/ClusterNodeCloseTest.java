@@ -7,10 +7,9 @@ import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.util.List;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -27,16 +26,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ClusterNodeCloseTest {
 
-    private final List<ClusterNode> nodes = new CopyOnWriteArrayList<>();
+    @RegisterExtension
+    final StartedNodes nodes = new StartedNodes();
     private LogLines log;
 
     @AfterEach
     void tearDown() {
         if (log != null) {
             log.close();
-        }
-        for (ClusterNode node : nodes) {
-            await(node.close());
         }
     }
 

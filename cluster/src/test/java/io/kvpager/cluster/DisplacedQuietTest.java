@@ -13,10 +13,9 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static io.kvpager.cluster.process.TestClusters.await;
@@ -34,16 +33,14 @@ class DisplacedQuietTest {
     private static final String INSTANCE = "quiet";
     private static final String ADDRESS = "kvpager." + INSTANCE + ".coordinator";
 
-    private final List<ClusterNode> nodes = new CopyOnWriteArrayList<>();
+    @RegisterExtension
+    final StartedNodes nodes = new StartedNodes();
     private LogLines log;
 
     @AfterEach
     void tearDown() {
         if (log != null) {
             log.close();
-        }
-        for (ClusterNode node : nodes) {
-            await(node.close());
         }
     }
 

@@ -11,12 +11,11 @@ import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -38,19 +37,14 @@ class KeptRegistrationTest {
     private static final Duration BOUND = Duration.ofSeconds(30);
     private static final String ADDRESS = "kvpager.test-kept";
 
-    private final List<ClusterNode> nodes = new ArrayList<>();
+    @RegisterExtension
+    final StartedNodes nodes = new StartedNodes();
 
-    @AfterEach
-    void tearDown() {
-        for (ClusterNode node : nodes) {
-            await(node.close());
-        }
-    }
 
     @Test
     void aRegistrationAnotherNodeRemovedIsListedAgainAndServes() {
         ClusterNode a = startTwo("kvpager-kept");
-        ClusterNode b = nodes.getLast();
+        ClusterNode b = nodes.last();
         MessageConsumer<String> consumer = answerOn(a);
         KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 100));
         await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
@@ -71,7 +65,7 @@ class KeptRegistrationTest {
     @Test
     void aNodeEntryAndRegistrationALateNoticeRemovedAreListedAgain() {
         ClusterNode a = startTwo("kvpager-kept-node");
-        ClusterNode b = nodes.getLast();
+        ClusterNode b = nodes.last();
         MessageConsumer<String> consumer = answerOn(a);
         KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 60_000));
         await().atMost(BOUND).until(() -> "from a".equals(ask(b)));
@@ -105,7 +99,7 @@ class KeptRegistrationTest {
     @Test
     void aConsumerWhoseThreadIsBusyIsListedAgainAllTheSame() throws Exception {
         ClusterNode a = startTwo("kvpager-kept-busy");
-        ClusterNode b = nodes.getLast();
+        ClusterNode b = nodes.last();
         ContextInternal rank = ((VertxInternal) a.vertx()).createWorkerContext();
         Promise<KeptRegistration> keeping = Promise.promise();
         rank.runOnContext(v -> KeptRegistration.keep(a.vertx(), answerOn(a), 100).onComplete(keeping));
@@ -137,7 +131,7 @@ class KeptRegistrationTest {
     @Test
     void anUnregisteredConsumerIsNotListedAgain() {
         ClusterNode a = startTwo("kvpager-kept-gone");
-        ClusterNode b = nodes.getLast();
+        ClusterNode b = nodes.last();
         MessageConsumer<String> consumer = answerOn(a);
         KeptRegistration kept = await(KeptRegistration.keep(a.vertx(), consumer, 60_000));
         await().atMost(BOUND).until(() -> registrationsOf(b, a).size() == 1);

@@ -32,10 +32,10 @@ import java.util.Map;
 public final class ShareArbiter {
 
     /**
-     * A reclaim asks, beyond the bytes the refused take needs, for {@code 1 / HEADROOM_DIVISOR} of what
+     * A reclaim asks, beyond the bytes the refused take needs, for {@code 1 / AHEAD_DIVISOR} of what
      * is left between the take and the pool's guarantee ({@link #plan}).
      */
-    static final long HEADROOM_DIVISOR = 2;
+    static final long AHEAD_DIVISOR = 2;
 
     private ShareArbiter() {
     }
@@ -185,7 +185,7 @@ public final class ShareArbiter {
         // Hysteresis: a pool refused below its guarantee is growing (a burst), and a reclaim per page
         // would preempt the borrowers again at every page: ask at once for half of what is left
         // between the take and the guarantee too, as far as the borrowers' excess goes.
-        long shortfall = Math.max(needed, Math.min(needed + (g - target) / HEADROOM_DIVISOR, excessAbove));
+        long shortfall = Math.max(needed, Math.min(needed + (g - target) / AHEAD_DIVISOR, excessAbove));
         above.sort(Comparator.<Map.Entry<String, Long>>comparingLong(Map.Entry::getValue).reversed().thenComparing(Map.Entry::getKey));
         Map<String, Long> asks = new LinkedHashMap<>();
         long left = shortfall;
@@ -218,7 +218,7 @@ public final class ShareArbiter {
      * nothing can be reclaimed for it.
      *
      * @param shortfall bytes asked of the pools above their guarantees: what the take needs beyond
-     *     what the others leave free, plus headroom toward the pool's guarantee; 0 when the take fits
+     *     what the others leave free, plus part of what is left toward the pool's guarantee; 0 when the take fits
      * @param asks pool to the bytes it is asked to give back, largest excess first
      * @param refusal why the take cannot be served by reclaiming, or {@code null}
      */
