@@ -130,6 +130,12 @@ final class DemoCommand implements Callable<Integer> {
                     + "--duration and rate-scaled to the GPU.")
     String trace;
 
+    @Option(names = "--load", paramLabel = "X", defaultValue = DemoSettings.DEFAULT_LOAD,
+            description = "The mean KV the trace offers, in pages at the steps the GPU takes under it, as a share of the caches' memory: "
+                    + "a preset is sized to it, a replayed trace thinned to it; above 0, at most 4 (default: ${DEFAULT-VALUE}: below "
+                    + "what the GPU holds, each model's bursts above its share).")
+    double load;
+
     @Option(names = "--slo-ttft", paramLabel = "TIME", defaultValue = ServiceTargets.DEFAULT_TTFT, converter = DurationConverter.class,
             description = "Service target for the time to first token, arrival to first decode step (default: ${DEFAULT-VALUE}).")
     Duration sloTtft;
@@ -277,7 +283,7 @@ final class DemoCommand implements Callable<Integer> {
                     : TraceChoice.of(tracePreset != null ? TracePreset.of(tracePreset) : TraceChoice.DEFAULT_PRESET);
             return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out,
                     idleHandlePages, gpuMemoryPercent, sharing, traceChoice, new ServiceTargets(sloTtft, sloTpot),
-                    WeightFormat.of(weights));
+                    WeightFormat.of(weights), load);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

@@ -86,6 +86,11 @@ class CommandLineTest {
         "demo --trace azure-conv --trace-preset rotating",
         "demo --slo-ttft 0ms",
         "demo --slo-tpot soon",
+        "demo --load 0",
+        "demo --load -0.5",
+        "demo --load 4.5",
+        "demo --load NaN",
+        "demo --load lots",
         "limit",
         "limit model-7b",
         "limit model-7b 12XB",
@@ -122,6 +127,18 @@ class CommandLineTest {
                 .contains("no trace preset 'zigzag'; presets: rotating, overlapping, steady-bursts");
         assertThat(run("demo", "--compare", "--policy", "static").err()).contains("--compare runs every policy; leave out --policy static");
         assertThat(run("demo", "--slo-ttft", "0ms").err()).contains("--slo-ttft").contains("must be a positive duration");
+    }
+
+    @Test
+    void aLoadAtOrBelowZeroOrAbove4IsRefusedNamingTheFlagAndTheRange() {
+        for (String bad : new String[] {"0", "-0.5", "4.5", "NaN", "Infinity"}) {
+            Run run = run("demo", "--load", bad, "--duration", "2s");
+            assertThat(run.exitCode()).as("--load %s", bad).isEqualTo(2);
+            assertThat(run.err()).as("--load %s", bad).contains("--load must be above 0 and at most 4 (the mean KV the trace offers, in pages, "
+                    + "over the caches' memory), got " + Double.parseDouble(bad));
+            assertThat(run.out()).isEmpty();
+        }
+        assertThat(run("demo", "--load", "lots").err()).contains("--load").contains("'lots'");
     }
 
     @Test

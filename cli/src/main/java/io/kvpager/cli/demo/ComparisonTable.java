@@ -73,9 +73,9 @@ public final class ComparisonTable {
         DemoSettings settings = first.settings();
         StringBuilder out = new StringBuilder();
         out.append(String.format(Locale.ROOT, "%ncomparison: the same trace under %d policies, one after another (%s, %s GPU, tp %d, %d s, "
-                        + "seed %d, step %d ms; SLO: TTFT <= %d ms and TPOT <= %d ms)%n",
+                        + "seed %d, load %.2f, step %d ms; SLO: TTFT <= %d ms and TPOT <= %d ms)%n",
                 reports.size(), settings.trace().name(), settings.device(), settings.tp(), settings.duration().toSeconds(), settings.seed(),
-                settings.step().toMillis(), settings.targets().ttft().toMillis(), settings.targets().tpot().toMillis()));
+                settings.load(), settings.step().toMillis(), settings.targets().ttft().toMillis(), settings.targets().tpot().toMillis()));
         out.append(first.offered()).append('\n');
         out.append(table.render());
         out.append('\n').append(placement(reports));

@@ -177,12 +177,10 @@ public final class DemoRun implements AutoCloseable {
      */
     public DemoReport run(PrintWriter err, boolean terminal) {
         Context context = vertx.getOrCreateContext();
-        long traceBudget = traceBudget();
-        // requests live as many steps as they decode tokens: size the trace to the steps the GPU can take when loaded
-        Duration loaded = SimAttention.loadedStep(settings.models(), settings.weights(), traceBudget);
-        Duration traceStep = loaded.compareTo(settings.step()) > 0 ? loaded : settings.step();
-        TraceReplay.Plan plan = settings.trace().plan(settings.models(), settings.tp(), traceBudget,
-                settings.duration(), traceStep, settings.seed());
+        // requests live as many steps as they decode tokens: the trace is sized in pages, at the steps the GPU takes under its load
+        OfferedLoad.Scale scale = new OfferedLoad.Scale(settings.models(), settings.tp(), settings.weights(), traceBudget(),
+                settings.duration(), settings.step());
+        TraceReplay.Plan plan = settings.trace().plan(scale, settings.load(), settings.seed());
         List<TraceRequest> trace = plan.requests();
         Clock clock = new Clock();
         List<ModelServer> servers = engines(context, trace, clock);
@@ -205,7 +203,7 @@ public final class DemoRun implements AutoCloseable {
         writeRequestLog(servers);
         closeCaches();
         leakedHandles().ifPresent(violations::add);
-        OfferedLoad offered = OfferedLoad.of(settings.models(), settings.tp(), traceBudget, settings.duration(), traceStep, trace);
+        OfferedLoad offered = OfferedLoad.of(scale, trace);
         return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
                 violations, sampler.account.totals());
     }

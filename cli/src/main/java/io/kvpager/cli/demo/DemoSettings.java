@@ -27,13 +27,19 @@ import java.util.Objects;
  * @param trace the trace served
  * @param targets the service-level targets each request is checked against
  * @param weights how the models hold their weights on the GPU: memory the caches cannot have, read by every step
+ * @param load the mean KV the trace offers, in pages, as a share of the caches' memory ({@link OfferedLoad})
  */
 public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duration duration, Duration step, long gpuBytes,
         String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages,
-        Integer gpuMemoryPercent, SharingPolicy policy, TraceChoice trace, ServiceTargets targets, WeightFormat weights) {
+        Integer gpuMemoryPercent, SharingPolicy policy, TraceChoice trace, ServiceTargets targets, WeightFormat weights,
+        double load) {
 
     /** The share of the GPU the models take by default: the CUDA context and the attention buffers need the rest. */
     public static final int DEFAULT_MEMORY_PERCENT = 90;
+    /** The load a run offers by default: a service's mean below what the GPU holds, its bursts above a model's share (docs/sharing.md). */
+    public static final String DEFAULT_LOAD = "0.75";
+    /** The most load a run may offer: four times the caches' memory is an overload that measures nothing more. */
+    public static final double MAX_LOAD = 4;
 
     public DemoSettings {
         models = List.copyOf(models);
@@ -59,6 +65,10 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         OptionRules.atLeast("--idle-handle-pages", idleHandlePages, 0);
         if (gpuMemoryPercent != null) {
             OptionRules.percent("--gpu-memory-percent", gpuMemoryPercent);
+        }
+        if (!(load > 0 && load <= MAX_LOAD)) {
+            throw new IllegalArgumentException("--load must be above 0 and at most " + (int) MAX_LOAD
+                    + " (the mean KV the trace offers, in pages, over the caches' memory), got " + load);
         }
         if (step.toMillis() < 1) {
             throw new IllegalArgumentException("--step must be at least 1 ms, got " + step.toMillis() + " ms");
@@ -131,18 +141,18 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
     /** The same run under another policy. */
     public DemoSettings withPolicy(SharingPolicy other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
-                gpuMemoryPercent, other, trace, targets, weights);
+                gpuMemoryPercent, other, trace, targets, weights, load);
     }
 
     /** The same run with the weights held as {@code other}. */
     public DemoSettings withWeights(WeightFormat other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
-                gpuMemoryPercent, policy, trace, targets, other);
+                gpuMemoryPercent, policy, trace, targets, other, load);
     }
 
     /** The same run drawing its chart to another file. */
     public DemoSettings withChart(Path other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, other, idleHandlePages,
-                gpuMemoryPercent, policy, trace, targets, weights);
+                gpuMemoryPercent, policy, trace, targets, weights, load);
     }
 }

@@ -3,7 +3,6 @@ package io.kvpager.cli.demo;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -59,19 +58,6 @@ final class SimAttention {
     /** The modelled time of one step's read of the weights. */
     static long weightNanos(ModelProfile model, WeightFormat weights) {
         return Math.round(model.weightBytes(weights) / WEIGHT_BYTES_PER_S * 1e9);
-    }
-
-    /**
-     * How long one step of every model takes on the shared device when the caches are full: every
-     * model's weights and {@code cacheBytes} of KV read once. A trace expects its requests to live
-     * this long per step when it is longer than the engines' step ({@link DemoRun}).
-     */
-    static Duration loadedStep(List<ModelProfile> models, WeightFormat weights, long cacheBytes) {
-        long nanos = Math.round(cacheBytes / BANDWIDTH_BYTES_PER_S * 1e9);
-        for (ModelProfile model : models) {
-            nanos += weightNanos(model, weights);
-        }
-        return Duration.ofNanos(nanos);
     }
 
     /** The kernels of one model; its steps queue on this device behind every model's. */

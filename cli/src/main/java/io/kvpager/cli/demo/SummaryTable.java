@@ -34,9 +34,9 @@ public final class SummaryTable {
                     ByteSize.format(m.peakBytes()), ByteSize.format(m.meanBytes()), r.guaranteeBytes() < 0 ? "-" : ByteSize.format(r.guaranteeBytes()));
         }
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "%d models sharing %s GPU %d (%s), tp %d each, %d s, seed %d, policy %s: %s%n",
+        out.append(String.format(Locale.ROOT, "%d models sharing %s GPU %d (%s), tp %d each, %d s, seed %d, load %.2f, policy %s: %s%n",
                 report.models().size(), settings.device(), settings.gpu(), ByteSize.format(settings.gpuBytes()), settings.tp(),
-                settings.duration().toSeconds(), settings.seed(), settings.policy().flag(), settings.policy().meaning()));
+                settings.duration().toSeconds(), settings.seed(), settings.load(), settings.policy().flag(), settings.policy().meaning()));
         out.append(String.format(Locale.ROOT, "weights: %s, %s on the GPU, read by every step%n", settings.weights().flag(),
                 ByteSize.format(settings.weightBytes())));
         out.append("trace: ").append(report.traceDescription()).append('\n');

@@ -8,7 +8,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -30,9 +29,9 @@ import java.util.zip.GZIPInputStream;
  * there are models, model {@code m} replays slice {@code m}, and each slice is compressed into the
  * run's duration, keeping the order and the relative gaps of its arrivals. Then the trace is
  * rate-scaled to the GPU as a whole: every request is kept with one probability (seeded), the same
- * for every slice, chosen so that the KV the kept requests of all slices hold on average, living
- * one decode step per generated token plus their prefill steps ({@link OfferedLoad}), is
- * {@link #LOAD} of the caches' memory. A recorded service asks far more than one shared GPU serves;
+ * for every slice, chosen so that the pages the kept requests of all slices hold on average, living
+ * one decode step per generated token plus their prefill steps ({@link OfferedLoad}), are the
+ * run's {@code --load} of the caches' memory. A recorded service asks far more than one shared GPU serves;
  * thinning keeps its bursts and lulls, only fewer requests in each, and one probability for all
  * keeps the slices' own differences: a busier slice offers its model more than its equal share, a
  * quieter one less, as services of unequal popularity do. Prompt and output lengths are replayed as
@@ -46,11 +45,6 @@ public final class TraceReplay {
     static final String AZURE_CONV_RESOURCE = "azure-llm-2023-conv.csv.gz";
     /** The schema's header. */
     static final String HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens";
-    /**
-     * Mean KV demand of all the kept requests, as a share of the caches' memory: a GPU provisioned
-     * for its service's mean, as one at peak hour is, whose bursts then exceed it.
-     */
-    static final double LOAD = 0.9;
     /** Bad rows named in the error, at most. */
     private static final int ERRORS_SHOWN = 5;
 
@@ -184,13 +178,14 @@ public final class TraceReplay {
     }
 
     /**
-     * The requests of a run: slices, compression and rate scaling as the class says.
+     * The requests of a run: slices, compression and rate scaling as the class says, kept so that
+     * all of them offer {@code load} of the caches' memory by {@link OfferedLoad}'s estimate.
      *
      * @return the requests, sorted by arrival, and what ran, in words
      */
-    public Plan plan(List<ModelProfile> models, int tp, long gpuBytes, Duration duration, Duration step, long seed) {
-        long runMs = duration.toMillis();
-        long stepMs = step.toMillis();
+    public Plan plan(OfferedLoad.Scale scale, double load, long seed) {
+        List<ModelProfile> models = scale.models();
+        long runMs = scale.duration().toMillis();
         int n = models.size();
         long span = Math.max(1, spanMicros());
         double sliceMicros = span / (double) n;
@@ -199,14 +194,13 @@ public final class TraceReplay {
         List<TraceRequest> requests = new ArrayList<>();
         StringBuilder words = new StringBuilder(String.format(Locale.ROOT,
                 "%s: %,d requests over %.1f min; each model replays one of %d consecutive slices, compressed %.1fx into %d s,"
-                        + " rate-scaled to offer %.0f %% of the caches' memory in all by keeping requests at random (seed %d):",
-                name, rows.size(), span / 60e6, n, compression, duration.toSeconds(), LOAD * 100, seed));
+                        + " rate-scaled to offer %.2fx the caches' memory in pages (--load) by keeping requests at random (seed %d):",
+                name, rows.size(), span / 60e6, n, compression, scale.duration().toSeconds(), load, seed));
         List<List<Row>> slices = new ArrayList<>();
         long[] froms = new long[n];
         long[] tos = new long[n];
-        double demandBytesMs = 0;
+        OfferedLoad.Demand all = new OfferedLoad.Demand(n);
         for (int m = 0; m < n; m++) {
-            ModelProfile model = models.get(m);
             long from = (long) Math.floor(m * sliceMicros);
             long to = m == n - 1 ? span + 1 : (long) Math.floor((m + 1) * sliceMicros);
             froms[m] = from;
@@ -214,11 +208,10 @@ public final class TraceReplay {
             List<Row> slice = rows.stream().filter(r -> r.atMicros() >= from && r.atMicros() < to).toList();
             slices.add(slice);
             for (Row r : slice) {
-                demandBytesMs += OfferedLoad.meanBytesMs(model, tp, stepMs, r.contextTokens(), r.generatedTokens());
+                all.add(scale, m, r.contextTokens(), r.generatedTokens());
             }
         }
-        double meanDemand = demandBytesMs / runMs;
-        double keep = meanDemand <= 0 ? 1 : Math.min(1, LOAD * gpuBytes / meanDemand);
+        double keep = keep(scale, all, load);
         words.append(String.format(Locale.ROOT, " %.2f %% of the requests kept;", keep * 100));
         int id = 0;
         for (int m = 0; m < n; m++) {
@@ -235,6 +228,28 @@ public final class TraceReplay {
         }
         requests.sort(Comparator.comparingLong(TraceRequest::arrivalMs).thenComparingInt(TraceRequest::id));
         return new Plan(List.copyOf(requests), words.toString());
+    }
+
+    /**
+     * The probability of keeping a request that makes the kept ones offer {@code load} on average:
+     * the estimate grows with the share kept (more pages, and longer steps reading more KV), so it
+     * is found by bisection; 1 when the whole trace offers less.
+     */
+    static double keep(OfferedLoad.Scale scale, OfferedLoad.Demand all, double load) {
+        if (OfferedLoad.of(scale, all).all() <= load) {
+            return 1;
+        }
+        double low = 0;
+        double high = 1;
+        for (int i = 0; i < 60; i++) {
+            double mid = (low + high) / 2;
+            if (OfferedLoad.of(scale, all.scaled(mid)).all() < load) {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        return (low + high) / 2;
     }
 
     /**

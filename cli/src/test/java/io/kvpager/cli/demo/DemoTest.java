@@ -51,7 +51,7 @@ class DemoTest {
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.err()).doesNotContain("invariant broken");
         assertThat(run.out())
-                .contains("2 models sharing sim GPU 0 (8.0 GiB), tp 2 each, 3 s, seed 3, policy arbitrated")
+                .contains("2 models sharing sim GPU 0 (8.0 GiB), tp 2 each, 3 s, seed 3, load 0.75, policy arbitrated")
                 .contains("trace: preset steady-bursts")
                 .contains("service targets: time to first token <= 1000 ms and time per output token <= 100 ms")
                 .containsPattern("\\n7b\\s+[1-9]\\d*/\\d+\\s")
@@ -72,19 +72,19 @@ class DemoTest {
     void aShortComparisonRunsEveryPolicyAndKeepsEachRunsInvariants() {
         Path chart = dir.resolve("compare.png");
         Run run = demo("--compare", "--duration", "2s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none", "--seed", "3",
-                "--trace-preset", "overlapping", "--out", chart.toString());
+                "--trace-preset", "overlapping", "--load", "1.2", "--out", chart.toString());
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.err()).doesNotContain("invariant broken");
         String out = run.out();
         for (SharingPolicy policy : SharingPolicy.values()) {
-            assertThat(out).contains("tp 2 each, 2 s, seed 3, policy " + policy.flag() + ": ");
+            assertThat(out).contains("tp 2 each, 2 s, seed 3, load 1.20, policy " + policy.flag() + ": ");
             for (String model : new String[] {"7b", "70b", "all"}) {
                 assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+" + model + "\\s+\\d+/\\d+\\s+\\d+\\s");
             }
             assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+all\\s.*\\snone\\s+held\\n");
         }
-        assertThat(out).contains("comparison: the same trace under 3 policies, one after another (overlapping, sim GPU, tp 2, 2 s, seed 3")
-                .containsPattern("offered KV \\(mean over the run, each request served at once\\): 7b [\\d.]+x its equal share, 70b [\\d.]+x;"
+        assertThat(out).contains("comparison: the same trace under 3 policies, one after another (overlapping, sim GPU, tp 2, 2 s, seed 3, load 1.20")
+                .containsPattern("offered KV in pages \\(mean over the run, each request served at once, steps of [\\d.]+ ms\\): 7b [\\d.]+x its equal share, 70b [\\d.]+x;"
                         + " all [\\d.]+x the caches' memory\\n")
                 .contains("arbitrated / static (").contains("arbitrated / first-come (")
                 .containsPattern("measured: arbitrated served [\\d,]+ tokens, SLO met by [\\d.]+% of requests; static [\\d,]+ tokens \\([\\d.-]+x\\)")

@@ -93,7 +93,8 @@ class TraceReplayTest {
                 2023-11-16 00:00:45,10,2
                 2023-11-16 00:01:00,10,2
                 """);
-        TraceReplay.Plan plan = replay.plan(MODELS.subList(0, 2), 2, H200, Duration.ofSeconds(10), Duration.ofMillis(20), 1);
+        TraceReplay.Plan plan = replay.plan(new OfferedLoad.Scale(MODELS.subList(0, 2), 2, WeightFormat.FP8, H200, Duration.ofSeconds(10),
+                Duration.ofMillis(20)), 0.9, 1);
         // tiny requests: rate scaling keeps every one
         assertThat(plan.requests()).extracting(TraceRequest::model, TraceRequest::arrivalMs).containsExactlyInAnyOrder(
                 org.assertj.core.groups.Tuple.tuple(0, 0L), org.assertj.core.groups.Tuple.tuple(0, 5_000L),
@@ -105,8 +106,9 @@ class TraceReplayTest {
     @Test
     void theRecordedServiceIsThinnedToTheGpuTheSameWayForASeed() {
         TraceReplay azure = TraceReplay.load(TraceReplay.AZURE_CONV);
-        TraceReplay.Plan plan = azure.plan(MODELS, 2, H200, Duration.ofSeconds(20), Duration.ofMillis(20), 42);
-        assertThat(plan).isEqualTo(azure.plan(MODELS, 2, H200, Duration.ofSeconds(20), Duration.ofMillis(20), 42));
+        OfferedLoad.Scale scale = new OfferedLoad.Scale(MODELS, 2, WeightFormat.FP8, H200, Duration.ofSeconds(20), Duration.ofMillis(20));
+        TraceReplay.Plan plan = azure.plan(scale, 0.75, 42);
+        assertThat(plan).isEqualTo(azure.plan(scale, 0.75, 42));
         assertThat(plan.requests()).isSortedAccordingTo((a, b) -> Long.compare(a.arrivalMs(), b.arrivalMs()))
                 .allSatisfy(r -> assertThat(r.arrivalMs()).isBetween(0L, 19_999L));
         for (int m = 0; m < MODELS.size(); m++) {
@@ -116,10 +118,11 @@ class TraceReplayTest {
             assertThat(kept).as("requests of %s", MODELS.get(m).name()).isBetween(50L, 6_000L);
         }
         assertThat(plan.description()).contains("19,366 requests over 58.4 min").contains("compressed 58.4x into 20 s");
-        // one probability for the whole trace: all together offer LOAD of the memory, each slice as busy as it was
-        OfferedLoad offered = OfferedLoad.of(MODELS, 2, H200, Duration.ofSeconds(20), Duration.ofMillis(20), plan.requests());
-        assertThat(offered.all()).isCloseTo(TraceReplay.LOAD, org.assertj.core.data.Offset.offset(0.1));
-        assertThat(offered.perModel()).as("the slices differ").anySatisfy(share -> assertThat(share).isGreaterThan(1.0))
-                .anySatisfy(share -> assertThat(share).isLessThan(1.0));
+        // one probability for the whole trace: all together offer the load asked, each slice as busy as it was
+        OfferedLoad offered = OfferedLoad.of(scale, plan.requests());
+        assertThat(offered.all()).isCloseTo(0.75, org.assertj.core.data.Offset.offset(0.05));
+        double busiest = offered.perModel().stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+        double quietest = offered.perModel().stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+        assertThat(busiest / quietest).as("the slices differ: %s", offered.perModel()).isGreaterThan(1.4);
     }
 }
