@@ -4,7 +4,7 @@ package io.kvpager.cli.demo;
 public enum TracePreset implements FlagChoice {
     /**
      * One model bursts at a time, in turn (the first preset): each burst wants about 80 % of the GPU,
-     * over a trickle of 5 %; bursts meet only through the tails of their requests.
+     * over a trickle of 5 % (before the run sizes the trace to its {@code --load}); bursts meet only through the tails of their requests.
      */
     ROTATING("one model bursts at a time, in turn, over a small trickle"),
     /**
@@ -15,8 +15,8 @@ public enum TracePreset implements FlagChoice {
     /**
      * Every model has a steady base of about 15 % of the caches' memory all the time and bursts of
      * about 60 % at a time drawn independently per model and round, so bursts meet by chance, as the
-     * bursts of unrelated services do; in all it offers about 0.84x of the memory, near what the GPU
-     * serves.
+     * bursts of unrelated services do. These shares are its shape: the run sizes the whole trace to
+     * its {@code --load}.
      */
     STEADY_BURSTS("a steady base for every model plus bursts at independent random times");
 
