@@ -37,7 +37,7 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
     /** The share of the GPU the models take by default: the CUDA context and the attention buffers need the rest. */
     public static final int DEFAULT_MEMORY_PERCENT = 90;
     /** The load a run offers by default: a service's mean below what the GPU holds, its bursts above a model's share (docs/sharing.md). */
-    public static final String DEFAULT_LOAD = "0.75";
+    public static final String DEFAULT_LOAD = "0.9";
     /** The most load a run may offer: four times the caches' memory is an overload that measures nothing more. */
     public static final double MAX_LOAD = 4;
 

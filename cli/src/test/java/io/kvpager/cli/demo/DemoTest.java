@@ -51,7 +51,7 @@ class DemoTest {
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.err()).doesNotContain("invariant broken");
         assertThat(run.out())
-                .contains("2 models sharing sim GPU 0 (8.0 GiB), tp 2 each, 3 s, seed 3, load 0.75, policy arbitrated")
+                .contains("2 models sharing sim GPU 0 (8.0 GiB), tp 2 each, 3 s, seed 3, load 0.90, policy arbitrated")
                 .contains("trace: preset steady-bursts")
                 .contains("service targets: time to first token <= 1000 ms and time per output token <= 100 ms")
                 .containsPattern("\\n7b\\s+[1-9]\\d*/\\d+\\s")
