@@ -27,7 +27,7 @@ record Comeback(Verdict verdict, String detail) {
         ANOTHER_OWNER,
         /** A rank does not count this node a member: it is split off from the ranks' cluster; wait for the merge. */
         SPLIT_OFF,
-        /** No rank answered. */
+        /** No rank answered: wait until one does (right after a pause the node's side of the split has dropped the ranks). */
         UNANSWERED
     }
 

@@ -58,8 +58,9 @@ public final class CoordinatorVerticle extends VerticleBase {
     private Future<Comeback> comebackCheck;
     /** The next time the ranks are asked, while a displaced coordinator waits; -1 when none is set. */
     private long comebackRetry = -1;
-    /** The displaced incarnation whose ranks last said its node is split off from their cluster; {@code null} after a merge. */
-    private Coordinator splitOff;
+    /** The displaced incarnation that waits to come back, and what for (logged once each); {@code null} when none waits. */
+    private Coordinator waiting;
+    private Comeback.Verdict waitingFor;
 
     /** How to deploy a coordinator for {@code options}. */
     public static DeploymentOptions deploymentOptions(KvCacheOptions options) {
@@ -173,9 +174,10 @@ public final class CoordinatorVerticle extends VerticleBase {
      * Replaces the displaced coordinator with a new incarnation once it knows it may
      * ({@link Comeback}): not while its node is merging back (the merge's end calls this again), not
      * while another node's coordinator serves the instance (it stays displaced and silent), and not
-     * while a rank says its node is split off from the ranks' cluster (it asks again every
-     * {@value #COMEBACK_RETRY_MS} ms, and at the merge's end). The old incarnation is abandoned,
-     * giving back its GPU shares; the new one starts with the last limit.
+     * while a rank says its node is split off from the ranks' cluster or no rank answers (right
+     * after a pause its node drops the ranks' nodes, and their consumers with them, until the
+     * merge): it asks again every {@value #COMEBACK_RETRY_MS} ms, and at the merge's end. The old
+     * incarnation is abandoned, giving back its GPU shares; the new one starts with the last limit.
      */
     private void reincarnate() {
         Coordinator old = coordinator;
@@ -218,22 +220,17 @@ public final class CoordinatorVerticle extends VerticleBase {
                 log.warn("cache {} group {}: {}; this one stays displaced{}", old.pool().instance(), old.pool().group(), comeback.detail(),
                         answered ? " and no longer answers at " + address : "");
             }
-            case SPLIT_OFF -> {
-                if (splitOff != old) {
-                    splitOff = old;
-                    log.warn("cache {} group {}: owner {} stays displaced while its node is split off from the ranks' cluster: {};"
-                            + " it comes back once the node has merged back", old.pool().instance(), old.pool().group(), old.owner(),
-                            comeback.detail());
+            case SPLIT_OFF, UNANSWERED -> {
+                if (waiting != old || waitingFor != comeback.verdict()) {
+                    waiting = old;
+                    waitingFor = comeback.verdict();
+                    log.warn("cache {} group {}: owner {} stays displaced {}: {}; it comes back once {}", old.pool().instance(),
+                            old.pool().group(), old.owner(), comeback.verdict() == Comeback.Verdict.SPLIT_OFF
+                                    ? "while its node is split off from the ranks' cluster" : "until a rank answers",
+                            comeback.detail(), comeback.verdict() == Comeback.Verdict.SPLIT_OFF ? "the node has merged back"
+                                    : "a rank says nobody else holds the group");
                 }
                 askAgain();
-            }
-            case UNANSWERED -> {
-                if (splitOff == old) {
-                    // split off when a rank last answered: the ranks are out of reach until the merge
-                    askAgain();
-                } else {
-                    claim(old, address);
-                }
             }
             case CLAIM -> claim(old, address);
         }
@@ -249,9 +246,8 @@ public final class CoordinatorVerticle extends VerticleBase {
         }
     }
 
-    /** The node merged back into the whole cluster: what a rank said of the split before no longer holds. */
+    /** The node merged back into the whole cluster: asks the ranks at once. */
     private void rejoined() {
-        splitOff = null;
         reincarnate();
     }
 
