@@ -43,8 +43,12 @@ import org.slf4j.LoggerFactory;
 public final class CoordinatorVerticle extends VerticleBase {
 
     private static final Logger log = LoggerFactory.getLogger(CoordinatorVerticle.class);
-    /** How often a displaced coordinator asks its ranks again while its node is split off from theirs. */
-    static final long COMEBACK_RETRY_MS = 1_000;
+    /**
+     * How often a displaced coordinator asks its ranks again while it waits: often, since it answers
+     * {@code DISPLACED} to every request meanwhile, and cheap (one small request per rank, none to a
+     * rank whose node it counts gone).
+     */
+    static final long COMEBACK_RETRY_MS = 250;
 
     private volatile Coordinator coordinator;
     private volatile Thread thread;
