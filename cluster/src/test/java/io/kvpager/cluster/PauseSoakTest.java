@@ -75,6 +75,10 @@ class PauseSoakTest {
     private ClusterNode here;
     private CacheProcesses cache;
     private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
+    /** This cycle's DISPLACED answers, and when (System.nanoTime) the first and the last came. */
+    private final LongAdder displacedInCycle = new LongAdder();
+    private final java.util.concurrent.atomic.AtomicLong firstDisplaced = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong lastDisplaced = new java.util.concurrent.atomic.AtomicLong();
     private final LongAdder stuck = new LongAdder();
     private final LongAdder samples = new LongAdder();
     private final LongAdder unreadSamples = new LongAdder();
@@ -141,6 +145,8 @@ class PauseSoakTest {
         for (int cycle = 1; cycle <= CYCLES; cycle++) {
             int victim = random.nextInt(processes.length);
             paused.merge(names[victim], 1, Integer::sum);
+            displacedInCycle.reset();
+            firstDisplaced.set(0);
             long stopped = System.nanoTime();
             processes[victim].pause();
             long removedMs;
@@ -166,8 +172,11 @@ class PauseSoakTest {
             CacheProcesses.budgetCoversThePools(await(cache.cacheStats()));
             holding = false;
             callers.forEach(caller -> traffic.runOnContext(v -> next(caller)));
-            System.out.printf("pause soak cycle %d/%d: %s paused, %s %d ms after SIGSTOP, serving again %d ms after SIGCONT%n",
-                    cycle, CYCLES, names[victim], victim == 0 ? "removed and released" : "removed", removedMs, servedMs);
+            long displaced = displacedInCycle.sum();
+            System.out.printf("pause soak cycle %d/%d: %s paused, %s %d ms after SIGSTOP, serving again %d ms after SIGCONT%s%n",
+                    cycle, CYCLES, names[victim], victim == 0 ? "removed and released" : "removed", removedMs, servedMs,
+                    displaced == 0 ? "" : ", " + displaced + " answers DISPLACED from " + (firstDisplaced.get() - resumed) / 1_000_000
+                            + " to " + (lastDisplaced.get() - resumed) / 1_000_000 + " ms after SIGCONT");
         }
 
         // the end: everything held is freed, nothing is left anywhere
@@ -257,6 +266,12 @@ class PauseSoakTest {
             outcome = ar.result().containsKey("miss") ? action + " missed " + ar.result().getString("miss") : action + " served";
         } else if (ar.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
             outcome = action + " failed " + FailureCode.of(r.failureCode()).name();
+            if (r.failureCode() == FailureCode.DISPLACED.code()) {
+                long now = System.nanoTime();
+                displacedInCycle.increment();
+                firstDisplaced.compareAndSet(0, now);
+                lastDisplaced.set(now);
+            }
         } else if (ar.cause() instanceof ReplyException r) {
             outcome = action + " failed " + r.failureType().name();
         } else {

@@ -3,12 +3,18 @@ package io.kvpager.cluster;
 import io.kvpager.cluster.process.CacheProcesses;
 import io.kvpager.cluster.process.SpawnedNode;
 import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.impl.coordinator.Coordinator;
+import io.kvpager.protocol.Owner;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 
 import static io.kvpager.cluster.process.TestClusters.await;
@@ -46,12 +52,20 @@ class PauseTest {
     private static final Duration START = Duration.ofSeconds(90);
     /** From the resume to serving again: the merge looks every 5 s, then the new incarnation starts. */
     private static final Duration HEAL = Duration.ofSeconds(30);
+    /** How long after a comeback the GPU's record must count one share for the cache, what the pool holds. */
+    private static final Duration TAKEN_IS_HELD = Duration.ofSeconds(5);
+    /** How long the resumed coordinator must stay quiet after it said so, with the one that serves serving. */
+    private static final Duration HOLD = Duration.ofSeconds(8);
 
     private ClusterNode here;
     private CacheProcesses cache;
+    private LogLines secondLog;
 
     @AfterEach
     void tearDown() {
+        if (secondLog != null) {
+            secondLog.close();
+        }
         if (cache != null) {
             cache.close();
         }
@@ -90,10 +104,86 @@ class PauseTest {
         long resumed = System.nanoTime();
 
         // one cluster again, the coordinator a new owner that serves, everything agreeing
-        cache.awaitNewOwner(coordinator, before, 4, resumed, "coordinator resumed", "SIGCONT", HEAL);
+        String after = cache.awaitNewOwner(coordinator, before, 4, resumed, "coordinator resumed", "SIGCONT", HEAL);
+        // one incarnation after the pause, not one on its side of the split before the merge and another after it
+        assertThat(Owner.parse(after).epoch()).as("the owner after the resume, %s, follows %s with no incarnation between", after, before)
+                .isEqualTo(Owner.parse(before).epoch() + 1);
+        assertThat(coordinator.lines().stream().filter(line -> line.contains("back as owner")).toList()).hasSize(1);
+        // and each GPU's record holds one share for the cache, what the pool holds, within seconds of serving again
+        cache.awaitTakenIsHeld("coordinator resumed", TAKEN_IS_HELD);
         // a request of the owner before is refused, never served
         cache.assertMapOfFormerOwnerRefused(before, 0);
         assertThat(cache.disagreements()).isEmpty();
+    }
+
+    /**
+     * A coordinator started for the instance while the first one is paused serves (in the test's
+     * node, a member all along); the first one, resumed, finds another owner holding the group on
+     * the ranks (its own side of the split does not list the new coordinator) and stays displaced
+     * and silent: the serving coordinator's pages are never reclaimed, it is never displaced, and
+     * every allocation answered is its.
+     */
+    @Test
+    void aCoordinatorStartedDuringThePauseKeepsServingAfterTheResume() throws Exception {
+        here = TestClusters.startHere(TestClusters.freshName("kvpager-pause-second"));
+        cache = new CacheProcesses(here, "second", GRACE_MS);
+        SpawnedNode tp0 = cache.spawnWorker(0);
+        SpawnedNode tp1 = cache.spawnWorker(1);
+        SpawnedNode first = cache.spawnCoordinator();
+        tp0.awaitReady(START);
+        tp1.awaitReady(START);
+        first.awaitReady(START);
+        cache.allocPages(3);
+        String before = cache.ownerOn(0);
+
+        first.pause();
+        String serving;
+        try {
+            await().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3
+                    && cache.released(0) && cache.released(1));
+            // a node started while a member is paused can wait a minute for the cluster (seen once): the test's node serves
+            secondLog = LogLines.of(Coordinator.class);
+            await(here.deployCache(cache.options()));
+            cache.allocPages(3);
+            serving = cache.ownerOn(0);
+            assertThat(serving).isNotNull().isNotEqualTo(before);
+            assertThat(cache.ownerOn(1)).isEqualTo(serving);
+        } finally {
+            first.resume();
+        }
+        long resumed = System.nanoTime();
+
+        // the resumed one learns it was displaced, finds the group held by the serving one, and goes quiet
+        String quiet = first.awaitLine("this one stays displaced and no longer answers at", HEAL);
+        System.out.printf("first coordinator, resumed: %d ms after SIGCONT: %s%n", (System.nanoTime() - resumed) / 1_000_000, quiet);
+        assertThat(quiet).contains("no longer answers at kvpager.second.coordinator");
+        assertThat(first.lines()).anySatisfy(line -> assertThat(line).contains("was displaced (every rank released the group"));
+        await().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
+        // and so it stays, the merge included: the serving owner keeps the group on both ranks, and every
+        // allocation answered is answered by it (a request that fails is retried: the traffic goes on)
+        List<String> servedByOthers = new CopyOnWriteArrayList<>();
+        AtomicInteger served = new AtomicInteger();
+        Callable<Boolean> stillServing = () -> {
+            JsonObject answer = cache.alloc(CacheProcesses.BLOCKS_PER_PAGE).otherwiseEmpty().await();
+            if (answer != null && answer.containsKey("blocks")) {
+                served.incrementAndGet();
+                if (!serving.equals(answer.getString("owner"))) {
+                    servedByOthers.add(answer.encode());
+                }
+                cache.free(answer.getJsonArray("blocks"), answer.getString("owner"), 10_000).otherwiseEmpty().await();
+            }
+            return serving.equals(cache.ownerOn(0)) && serving.equals(cache.ownerOn(1));
+        };
+        await().during(HOLD).atMost(HOLD.plusSeconds(10)).pollInterval(Duration.ofMillis(200)).until(stillServing);
+        System.out.printf("first coordinator, resumed: quiet for %d s after it said so, %d allocations served meanwhile%n",
+                HOLD.toSeconds(), served.get());
+        assertThat(servedByOthers).as("allocations answered by another owner than %s", serving).isEmpty();
+        assertThat(served.get()).isPositive();
+        assertThat(cache.linesWith("reclaimed from owner " + serving)).as("the serving owner's pages reclaimed on a rank").isZero();
+        assertThat(secondLog.lines()).as("the serving coordinator's log").noneMatch(line -> line.contains("was displaced"));
+        assertThat(first.lines()).noneMatch(line -> line.contains("back as owner"));
+        assertThat(cache.disagreements()).isEmpty();
+        cache.readyAndCounted();
     }
 
     @Test

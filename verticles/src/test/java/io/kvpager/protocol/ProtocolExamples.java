@@ -39,7 +39,7 @@ final class ProtocolExamples {
     static JsonObject reply(WorkerAction action) {
         return switch (action) {
             case CREATE_TENSORS -> new CreateTensorsReply(7, 2L << 20, "sim:1@node-a", 141L << 30, 0, null).toJson();
-            case TENSORS_CREATED -> new TensorsCreatedReply(true).toJson();
+            case TENSORS_CREATED -> new TensorsCreatedReply(true, OWNER, true, true).toJson();
             case MAP -> PagesReply.mapped(new int[] {4, 5}).toJson();
             case UNMAP -> PagesReply.unmapped(new int[] {4, 5}).toJson();
             case RELEASE_PAGES -> PagesReply.released(new int[] {5}, new int[] {4, 5}).toJson();

@@ -206,6 +206,33 @@ public final class CacheProcesses implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits up to {@code bound} until every GPU's budget record counts exactly what the pool holds
+     * there (taken = held: one share for the cache, no claim of an incarnation before it, no lease
+     * surplus left once it is idle); prints how long that took.
+     */
+    public void awaitTakenIsHeld(String heading, Duration bound) {
+        long started = System.nanoTime();
+        JsonObject[] last = new JsonObject[1];
+        try {
+            Awaitility.await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100)).until(() -> {
+                JsonObject stats = TestClusters.await(cacheStats());
+                last[0] = stats;
+                JsonArray gpus = stats.getJsonArray("gpus");
+                boolean equal = !gpus.isEmpty();
+                for (int i = 0; i < gpus.size(); i++) {
+                    JsonObject gpu = gpus.getJsonObject(i);
+                    equal &= gpu.getLong("takenBytes").equals(gpu.getLong("heldBytes"));
+                }
+                return equal;
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("taken != held on some GPU " + bound + " after the cache served; last stats: "
+                    + (last[0] == null ? null : last[0].getJsonArray("gpus").encode()), e);
+        }
+        System.out.printf("%s: taken = held on every GPU %d ms after the check began%n", heading, (System.nanoTime() - started) / 1_000_000);
+    }
+
     /** A map of page 15 sent to rank pp0/tp{@code tp} by the owner before, {@code former}: the worker must refuse it (409). */
     public void assertMapOfFormerOwnerRefused(String former, int tp) {
         JsonObject stale = new JsonObject().put("pp", 0).put("tp", tp).put("group", 0).put("owner", Owner.parse(former).toString())

@@ -688,6 +688,14 @@ public final class Coordinator {
                 ledger.stats().usedBlocks());
     }
 
+    /**
+     * Asks every rank what it holds of the group now, for this displaced owner: whether a new
+     * incarnation may claim it ({@link Comeback}). Never fails.
+     */
+    Future<Comeback> comeback() {
+        return fanOut.toAll(new TensorsCreatedRequest(pool.group(), owner)).map(replies -> Comeback.judge(owner, replies));
+    }
+
     /** Runs {@code then} after a rank's 409 displaced this incarnation: the rank is reachable, a new one can start. */
     public void onDisplacedByRank(Runnable then) {
         this.displacedByRank = then;

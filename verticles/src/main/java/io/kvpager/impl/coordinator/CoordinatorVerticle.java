@@ -6,7 +6,6 @@ import io.kvpager.cache.KvCacheOptions;
 import io.kvpager.internal.bus.KeptRegistration;
 import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.CoordinatorRequest;
-import io.kvpager.internal.membership.ClusterMembership;
 import io.kvpager.protocol.WorkerProtocol;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
@@ -31,17 +30,25 @@ import org.slf4j.LoggerFactory;
  *
  * <p>In a cluster, a coordinator whose node the others counted gone while it ran (a pause, a
  * partition: its node merges back) or whose rank names a newer owner of its group is displaced
- * ({@link Coordinator#displace}): it answers {@code DISPLACED} at once. As soon as it is a member of
- * the whole cluster again (at once for a 409, which a reachable rank sent) the verticle replaces it
- * with a new incarnation: a new owner, an empty ledger (the ranks gave the old owner's pages back,
- * or the new owner's create-tensors reclaims them), the GPU shares claimed afresh, and the last
- * limit set at run time. Unless another node's coordinator serves the instance meanwhile: then this
- * one stays displaced and stops answering at the address (its registration no longer kept), so that
- * every request reaches the one that serves; its own stats still say it is displaced.
+ * ({@link Coordinator#displace}): it answers {@code DISPLACED} at once. It comes back only once it
+ * knows it may ({@link Comeback}, from its ranks' answers): its node a member of the ranks' cluster
+ * again (after the merge, when it was split off), and nobody else holding the group. Then the
+ * verticle replaces it with a new incarnation: a new owner, an empty ledger (the ranks gave the old
+ * owner's pages back, or the new owner's create-tensors reclaims them), the GPU shares claimed
+ * afresh, and the last limit set at run time. When another node's coordinator serves the instance
+ * (listed at the address, or holding the group on a rank) this one stays displaced and stops
+ * answering at the address (its registration no longer kept), so that every request reaches the one
+ * that serves; its own stats still say it is displaced.
  */
 public final class CoordinatorVerticle extends VerticleBase {
 
     private static final Logger log = LoggerFactory.getLogger(CoordinatorVerticle.class);
+    /**
+     * How often a displaced coordinator asks its ranks again while it waits: often, since it answers
+     * {@code DISPLACED} to every request meanwhile, and cheap (one small request per rank, none to a
+     * rank whose node it counts gone).
+     */
+    static final long COMEBACK_RETRY_MS = 250;
 
     private volatile Coordinator coordinator;
     private volatile Thread thread;
@@ -51,6 +58,13 @@ public final class CoordinatorVerticle extends VerticleBase {
     /** Its endpoint at the coordinator address; {@code null} while it stays displaced by another node's coordinator. */
     private MessageConsumer<Object> consumer;
     private boolean stopping;
+    /** The ranks' answers on whether the displaced coordinator may come back, while asked; {@code null} otherwise. */
+    private Future<Comeback> comebackCheck;
+    /** The next time the ranks are asked, while a displaced coordinator waits; -1 when none is set. */
+    private long comebackRetry = -1;
+    /** The displaced incarnation that waits to come back, and what for (logged once each); {@code null} when none waits. */
+    private Coordinator waiting;
+    private Comeback.Verdict waitingFor;
 
     /** How to deploy a coordinator for {@code options}. */
     public static DeploymentOptions deploymentOptions(KvCacheOptions options) {
@@ -71,7 +85,7 @@ public final class CoordinatorVerticle extends VerticleBase {
         return addressIsFree(vertx, options).compose(free -> {
             ClusterMembership membership = ClusterMembership.of(vertx);
             if (membership != null) {
-                unsubscribe = membership.subscribeDisplacement(context, why -> coordinator.displace(why), this::reincarnate);
+                unsubscribe = membership.subscribeDisplacement(context, why -> coordinator.displace(why), this::rejoined);
             }
             Future<Void> started = coordinator.start();
             Future<Void> registered = listen();
@@ -161,57 +175,115 @@ public final class CoordinatorVerticle extends VerticleBase {
     }
 
     /**
-     * Replaces the displaced coordinator with a new incarnation, unless another coordinator serves
-     * the instance now; the old one is abandoned, the new one started, with the last limit.
+     * Replaces the displaced coordinator with a new incarnation once it knows it may
+     * ({@link Comeback}): not while its node is merging back (the merge's end calls this again), not
+     * while another node's coordinator serves the instance (it stays displaced and silent), and not
+     * while a rank says its node is split off from the ranks' cluster or no rank answers (right
+     * after a pause its node drops the ranks' nodes, and their consumers with them, until the
+     * merge): it asks again every {@value #COMEBACK_RETRY_MS} ms, and at the merge's end. The old
+     * incarnation is abandoned, giving back its GPU shares; the new one starts with the last limit.
      */
     private void reincarnate() {
         Coordinator old = coordinator;
-        if (stopping || old.displacedBecause() == null) {
+        if (stopping || old.displacedBecause() == null || comebackCheck != null) {
+            return;
+        }
+        ClusterMembership membership = ClusterMembership.of(vertx);
+        if (membership != null && membership.displacedBecause() != null) {
+            // merging back: the merge's end calls this again
             return;
         }
         String address = old.pool().coordinatorAddress();
-        ClusterMembership membership = ClusterMembership.of(vertx);
         Future<java.util.List<String>> serving = membership == null ? Future.succeededFuture(java.util.List.of())
                 : membership.nodesServing(context, address);
-        serving.onComplete(ar -> {
-            if (stopping || coordinator != old) {
-                return;
-            }
+        Future<Comeback> checked = serving.transform(ar -> {
             java.util.List<String> others = ar.succeeded() ? ar.result().stream().filter(n -> !n.equals(membership.nodeId())).toList()
                     : java.util.List.of();
             if (!others.isEmpty()) {
-                boolean answered = consumer != null;
-                silence();
-                log.warn("cache {} group {}: another coordinator serves instance {} on node {}; this one stays displaced{}",
-                        old.pool().instance(), old.pool().group(), old.pool().instance(), others,
-                        answered ? " and no longer answers at " + address : "");
+                return Future.succeededFuture(new Comeback(Comeback.Verdict.ANOTHER_OWNER, "another coordinator serves instance "
+                        + old.pool().instance() + " on node " + others));
+            }
+            return old.comeback();
+        });
+        comebackCheck = checked;
+        checked.onComplete(ar -> {
+            comebackCheck = null;
+            if (stopping || coordinator != old) {
                 return;
             }
-            Coordinator born = incarnation(options);
-            born.reclaims().takeOver(old.reclaims());
-            LimitResult limit = old.lastLimit();
-            if (limit != null) {
-                born.setMemoryLimit(limit.limitBytes(), limit.revision());
-            }
-            // started before it serves: a call that reaches it waits for its tensors
-            born.start().onFailure(e -> log.error("cache {} group {}: the new incarnation did not start: {}",
-                    old.pool().instance(), old.pool().group(), e.getMessage()));
-            coordinator = born;
-            if (consumer == null) {
-                // it had stopped answering for another coordinator, which is gone now
-                listen().onFailure(e -> log.error("cache {} group {}: the new incarnation does not answer at {}: {}",
-                        old.pool().instance(), old.pool().group(), address, e.getMessage()));
-            }
-            log.info("cache {} group {}: back as owner {} after owner {} was displaced; its ledger starts empty",
-                    old.pool().instance(), old.pool().group(), born.owner(), old.owner());
-            old.abandon();
+            Comeback comeback = ar.succeeded() ? ar.result() : new Comeback(Comeback.Verdict.UNANSWERED, ar.cause().toString());
+            decide(old, comeback, address);
         });
+    }
+
+    private void decide(Coordinator old, Comeback comeback, String address) {
+        switch (comeback.verdict()) {
+            case ANOTHER_OWNER -> {
+                boolean answered = consumer != null;
+                silence();
+                log.warn("cache {} group {}: {}; this one stays displaced{}", old.pool().instance(), old.pool().group(), comeback.detail(),
+                        answered ? " and no longer answers at " + address : "");
+            }
+            case SPLIT_OFF, UNANSWERED -> {
+                if (waiting != old || waitingFor != comeback.verdict()) {
+                    waiting = old;
+                    waitingFor = comeback.verdict();
+                    log.warn("cache {} group {}: owner {} stays displaced {}: {}; it comes back once {}", old.pool().instance(),
+                            old.pool().group(), old.owner(), comeback.verdict() == Comeback.Verdict.SPLIT_OFF
+                                    ? "while its node is split off from the ranks' cluster" : "until a rank answers",
+                            comeback.detail(), comeback.verdict() == Comeback.Verdict.SPLIT_OFF ? "the node has merged back"
+                                    : "a rank says nobody else holds the group");
+                }
+                askAgain();
+            }
+            case CLAIM -> claim(old, address);
+        }
+    }
+
+    /** Asks the ranks again in {@value #COMEBACK_RETRY_MS} ms, unless a check is due already. */
+    private void askAgain() {
+        if (comebackRetry < 0 && !stopping) {
+            comebackRetry = vertx.setTimer(COMEBACK_RETRY_MS, id -> {
+                comebackRetry = -1;
+                reincarnate();
+            });
+        }
+    }
+
+    /** The node merged back into the whole cluster: asks the ranks at once. */
+    private void rejoined() {
+        reincarnate();
+    }
+
+    /** Starts a new incarnation in place of {@code old}, which is abandoned. */
+    private void claim(Coordinator old, String address) {
+        Coordinator born = incarnation(options);
+        born.reclaims().takeOver(old.reclaims());
+        LimitResult limit = old.lastLimit();
+        if (limit != null) {
+            born.setMemoryLimit(limit.limitBytes(), limit.revision());
+        }
+        // started before it serves: a call that reaches it waits for its tensors
+        born.start().onFailure(e -> log.error("cache {} group {}: the new incarnation did not start: {}",
+                old.pool().instance(), old.pool().group(), e.getMessage()));
+        coordinator = born;
+        if (consumer == null) {
+            // it had stopped answering for another coordinator, which is gone now
+            listen().onFailure(e -> log.error("cache {} group {}: the new incarnation does not answer at {}: {}",
+                    old.pool().instance(), old.pool().group(), address, e.getMessage()));
+        }
+        log.info("cache {} group {}: back as owner {} after owner {} was displaced; its ledger starts empty",
+                old.pool().instance(), old.pool().group(), born.owner(), old.owner());
+        old.abandon();
     }
 
     @Override
     public Future<?> stop() {
         stopping = true;
         unsubscribe.run();
+        if (comebackRetry >= 0) {
+            vertx.cancelTimer(comebackRetry);
+        }
         KeptRegistration keeper = kept;
         if (keeper != null) {
             keeper.close();

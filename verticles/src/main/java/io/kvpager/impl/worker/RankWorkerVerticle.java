@@ -413,12 +413,19 @@ public final class RankWorkerVerticle extends VerticleBase {
     /**
      * Whether the group's tensors exist here, and belong to the request's owner when it names one;
      * for that owner, the lease it holds from now: the coordinator's check that it still owns the group.
+     * In a cluster it also names the group's owner here and says whether that owner's node and the
+     * asker's are members as this rank sees the cluster: what a displaced coordinator needs to know
+     * before it claims the group again ({@link TensorsCreatedReply}).
      */
     private Answer tensorsCreated(TensorsCreatedRequest request) {
         int group = request.group();
         Owner owner = request.owner();
-        boolean created = groups.containsKey(group) && (owner == null || owner.equals(owners.owner(group)));
-        Answer answer = Answer.reply(new TensorsCreatedReply(created).toJson());
+        Owner holder = groups.containsKey(group) ? owners.owner(group) : null;
+        boolean created = groups.containsKey(group) && (owner == null || owner.equals(holder));
+        TensorsCreatedReply reply = departures == NodeDepartures.NONE ? new TensorsCreatedReply(created)
+                : new TensorsCreatedReply(created, holder, holder == null ? null : departures.present(holder.nodeId()),
+                        owner == null ? null : departures.present(owner.nodeId()));
+        Answer answer = Answer.reply(reply.toJson());
         return created && owner != null ? withLease(answer, group) : answer;
     }
 

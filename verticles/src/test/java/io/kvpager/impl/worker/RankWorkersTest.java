@@ -1,6 +1,7 @@
 package io.kvpager.impl.worker;
 
 import io.kvpager.Layout;
+import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.Vertx;
@@ -10,6 +11,10 @@ import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import static io.kvpager.impl.worker.SimRank.pages;
 import static io.kvpager.impl.worker.SimRank.tensors;
@@ -47,6 +52,54 @@ class RankWorkersTest {
                     assertThat(body.getString("device")).isEqualTo("sim:rank-workers-test/1 pp1/tp0");
                     assertThat(body.getString("thread")).isEqualTo("kvpager-gpu1-pp1-tp0-0");
                     assertThat(body.getInteger("handlesAlive")).isEqualTo(2);
+                    test.completeNow();
+                })));
+    }
+
+    /**
+     * In a cluster, tensors-created names the group's owner on the rank and says whether its node,
+     * and the asker's, are members as the worker sees the cluster: what a displaced coordinator
+     * reads before it claims the group again.
+     */
+    @Test
+    void tensorsCreatedNamesTheOwnerAndWhichNodesTheWorkerCountsMembers(Vertx vertx, VertxTestContext test) {
+        Set<String> present = ConcurrentHashMap.newKeySet();
+        present.add("test-node");
+        NodeDepartures members = new NodeDepartures() {
+            @Override
+            public Runnable subscribe(Context context, Consumer<String> onLeft) {
+                return () -> { };
+            }
+
+            @Override
+            public boolean present(String nodeId) {
+                return present.contains(nodeId);
+            }
+        };
+        WorkerConfig config = new WorkerConfig(new JsonObject().put("instance", "members").put("pp", 0).put("tp", 0)
+                .put("device", "sim").put("gpu", 0).put("sim", new JsonObject().put("gpuKey", "rank-workers-members")));
+        String address = "kvpager.members.pp0.tp0";
+        DeliveryOptions create = new DeliveryOptions().addHeader("action", "create-tensors");
+        DeliveryOptions created = new DeliveryOptions().addHeader("action", "tensors-created");
+        JsonObject byOwner = new JsonObject().put("group", 0).put("owner", SimRank.OWNER);
+        JsonObject byAnother = new JsonObject().put("group", 0).put("owner", "split-node#4");
+        RankWorkers.deploy(vertx, config, members)
+                .compose(id -> vertx.eventBus().request(address, tensors(0, Layout.PAGE_MAJOR, 4), create))
+                .compose(done -> vertx.eventBus().<JsonObject>request(address, byOwner, created))
+                .compose(own -> {
+                    test.verify(() -> assertThat(own.body().copy().put("leaseMs", 0)).isEqualTo(new JsonObject().put("created", true)
+                            .put("owner", SimRank.OWNER).put("ownerMember", true).put("askerMember", true).put("leaseMs", 0)));
+                    return vertx.eventBus().<JsonObject>request(address, byAnother, created);
+                })
+                .compose(other -> {
+                    test.verify(() -> assertThat(other.body()).isEqualTo(new JsonObject().put("created", false)
+                            .put("owner", SimRank.OWNER).put("ownerMember", true).put("askerMember", false)));
+                    present.remove("test-node");
+                    return vertx.eventBus().<JsonObject>request(address, byAnother, created);
+                })
+                .onComplete(test.succeeding(gone -> test.verify(() -> {
+                    assertThat(gone.body()).isEqualTo(new JsonObject().put("created", false)
+                            .put("owner", SimRank.OWNER).put("ownerMember", false).put("askerMember", false));
                     test.completeNow();
                 })));
     }
