@@ -5,6 +5,7 @@ import io.kvpager.cache.CacheStats;
 import io.kvpager.cache.GpuStats;
 import io.kvpager.cache.KvCache;
 import io.kvpager.cache.KvCacheOptions;
+import io.kvpager.cache.PoolStats;
 import io.kvpager.cache.RankStats;
 import io.kvpager.cli.text.ByteSize;
 import io.kvpager.cli.status.InstanceDirectory;
@@ -370,7 +371,10 @@ public final class DemoRun implements AutoCloseable {
             violations.add(model + " still holds " + server.blocksHeld() + " blocks after the drain");
         }
         if (stats.pool().mappedPages() != 0) {
-            violations.add(model + " still maps " + stats.pool().mappedPages() + " pages after the trim");
+            PoolStats pool = stats.pool();
+            violations.add(model + " still maps " + pool.mappedPages() + " pages after the trim (in use " + pool.inUsePages() + " holding "
+                    + pool.usedBlocks() + " blocks, reserve " + pool.reservePages() + ", reclaimed " + pool.reclaimedPages()
+                    + ", quarantined " + pool.quarantinedPages() + ")");
         }
         for (RankStats rank : stats.ranks()) {
             if (!rank.up()) {

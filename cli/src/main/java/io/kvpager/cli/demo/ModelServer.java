@@ -462,7 +462,11 @@ final class ModelServer {
         admissionAskedMs = nowMs;
         long start = System.nanoTime();
         allocs++;
-        admission = onContext(cache.alloc(admitted.blocksToAdmit(model.blockTokens()))).transform(ar -> {
+        // the admission in flight is known before its alloc can answer: one served at once lands in this
+        // call, and the next admission it starts must not be overwritten by this one's (long done) future
+        Promise<Void> landed = Promise.promise();
+        admission = landed.future();
+        onContext(cache.alloc(admitted.blocksToAdmit(model.blockTokens()))).transform(ar -> {
             admitting = false;
             allocLatency.record(System.nanoTime() - start);
             if (ar.failed()) {
@@ -492,8 +496,8 @@ final class ModelServer {
             }
             running.add(admitted);
             admitNext(clockMs.getAsLong());
-            return Future.succeededFuture();
-        });
+            return Future.<Void>succeededFuture();
+        }).onComplete(landed);
     }
 
     private Future<Void> grow(ServedRequest request, int tokensNow, int blocks, long nowMs) {

@@ -13,6 +13,7 @@ import io.kvpager.cache.Reclaim;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.List;
@@ -194,11 +195,35 @@ class ModelServerGrowthTest {
         assertThat(server.recomputedTokens()).isEqualTo(34);
     }
 
+    @Test
+    void aDrainWaitsForTheAdmissionThatAnAdmissionServedAtOnceStarted() throws Exception {
+        BlockBudget cache = new BlockBudget(100);
+        // a's admission is served at once (in the call) and starts b's, which the cache answers later
+        ModelServer server = server(cache, new TraceRequest(1, 0, 0, 31, 40), new TraceRequest(2, 0, 0, 31, 40));
+        Promise<Void> answerLater = Promise.promise();
+        cache.allocsAtOnce = 1;
+        cache.later = answerLater.future();
+        step(server, 0);
+        assertThat(server.running()).isEqualTo(1);
+        CompletableFuture<Void> drained = new CompletableFuture<>();
+        onContext(() -> server.drain().onComplete(ar -> drained.complete(null)));
+        onContext(() -> { });
+        assertThat(drained).as("drained before the admission in flight landed").isNotDone();
+        onContext(() -> answerLater.complete());
+        drained.get(10, TimeUnit.SECONDS);
+        // b's blocks, handed out after the drain began, went back: nothing is left held
+        assertThat(cache.used).isZero();
+        assertThat(server.blocksHeld()).isZero();
+    }
+
     /** A cache of {@code budget} blocks that refuses, as the GPU's broker does, what does not fit. */
     private static final class BlockBudget implements KvCache {
         int budget;
         int used;
         Handler<Reclaim> reclaims = r -> { };
+        /** How many allocations answer in the call; the ones after wait for {@link #later}. */
+        int allocsAtOnce = Integer.MAX_VALUE;
+        Future<Void> later = Future.succeededFuture();
         private int nextBlock;
         private long fences;
 
@@ -208,6 +233,13 @@ class ModelServerGrowthTest {
 
         @Override
         public Future<Allocation> alloc(int blocks) {
+            if (allocsAtOnce-- <= 0) {
+                return later.compose(v -> allocNow(blocks));
+            }
+            return allocNow(blocks);
+        }
+
+        private Future<Allocation> allocNow(int blocks) {
             if (used + blocks > budget) {
                 return Future.succeededFuture(Allocation.gpuShareMiss("the other pools hold the GPU"));
             }
