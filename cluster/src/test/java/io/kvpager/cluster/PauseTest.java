@@ -78,13 +78,7 @@ class PauseTest {
     void aPausedCoordinatorComesBackAsANewOwnerInOneCluster() throws Exception {
         here = TestClusters.startHere(TestClusters.freshName("kvpager-pause"));
         cache = new CacheProcesses(here, "pause", GRACE_MS);
-        SpawnedNode tp0 = cache.spawnWorker(0);
-        SpawnedNode tp1 = cache.spawnWorker(1);
-        SpawnedNode coordinator = cache.spawnCoordinator();
-        tp0.awaitReady(START);
-        tp1.awaitReady(START);
-        coordinator.awaitReady(START);
-        cache.allocPages(3);
+        SpawnedNode coordinator = cache.spawnServing(START, 3);
         String before = cache.ownerOn(0);
         assertThat(here.members()).isEqualTo(4);
 
@@ -127,13 +121,7 @@ class PauseTest {
     void aCoordinatorStartedDuringThePauseKeepsServingAfterTheResume() throws Exception {
         here = TestClusters.startHere(TestClusters.freshName("kvpager-pause-second"));
         cache = new CacheProcesses(here, "second", GRACE_MS);
-        SpawnedNode tp0 = cache.spawnWorker(0);
-        SpawnedNode tp1 = cache.spawnWorker(1);
-        SpawnedNode first = cache.spawnCoordinator();
-        tp0.awaitReady(START);
-        tp1.awaitReady(START);
-        first.awaitReady(START);
-        cache.allocPages(3);
+        SpawnedNode first = cache.spawnServing(START, 3);
         String before = cache.ownerOn(0);
 
         first.pause();

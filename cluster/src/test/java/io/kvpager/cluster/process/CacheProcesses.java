@@ -75,6 +75,23 @@ public final class CacheProcesses implements AutoCloseable {
     }
 
     /** Spawns a coordinator of the cache, always with the same options; ready once the tensors exist on both ranks. */
+    /**
+     * Spawns both workers and the coordinator, waits until each is ready within {@code start}, and
+     * allocates {@code pages} pages' worth of blocks.
+     *
+     * @return the coordinator
+     */
+    public SpawnedNode spawnServing(Duration start, int pages) {
+        SpawnedNode tp0 = spawnWorker(0);
+        SpawnedNode tp1 = spawnWorker(1);
+        SpawnedNode coordinator = spawnCoordinator();
+        tp0.awaitReady(start);
+        tp1.awaitReady(start);
+        coordinator.awaitReady(start);
+        allocPages(pages);
+        return coordinator;
+    }
+
     public SpawnedNode spawnCoordinator() {
         return spawn("coordinator", new JsonArray(), new JsonArray().add(options().toJson()));
     }
