@@ -211,6 +211,10 @@ public final class CoordinatorVerticle extends VerticleBase {
             if (stopping || coordinator != old) {
                 return;
             }
+            if (membership != null && membership.displacedBecause() != null) {
+                // the node began merging back while its ranks were asked: the merge's end asks them again
+                return;
+            }
             Comeback comeback = ar.succeeded() ? ar.result() : new Comeback(Comeback.Verdict.UNANSWERED, ar.cause().toString());
             decide(old, comeback, address);
         });

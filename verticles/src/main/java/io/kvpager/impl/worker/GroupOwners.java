@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -46,6 +47,18 @@ final class GroupOwners {
      */
     private final Set<Owner> retired = new LinkedHashSet<>();
     private static final int RETIRED_KEPT = 256;
+    /**
+     * Per group and node, the newest owner epoch that claimed the group here, the latest
+     * {@value #RETIRED_KEPT}: a node's coordinator incarnations have rising epochs, and an older one
+     * (displaced, its start or rejoin still running) never takes the group from a newer one, even
+     * when the group lapsed between them.
+     */
+    private final Map<String, Long> newest = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > RETIRED_KEPT;
+        }
+    };
     private final NodeDepartures departures;
     private Runnable unsubscribe;
 
@@ -94,6 +107,7 @@ final class GroupOwners {
      * to a timer that no longer means anything.
      */
     void claim(int group, Owner owner) {
+        newest.merge(group + "@" + owner.nodeId(), owner.epoch(), Math::max);
         Owner previous = owners.put(group, owner);
         if (!owner.equals(previous) || departures.present(owner.nodeId())) {
             cancel(group);
@@ -112,6 +126,12 @@ final class GroupOwners {
         if (retired.size() > RETIRED_KEPT) {
             retired.remove(retired.iterator().next());
         }
+    }
+
+    /** The newest epoch of {@code owner}'s node that claimed {@code group} here, when newer than {@code owner}'s; -1 otherwise. */
+    long supersededBy(int group, Owner owner) {
+        Long epoch = newest.get(group + "@" + owner.nodeId());
+        return epoch != null && epoch > owner.epoch() ? epoch : -1;
     }
 
     /** Whether {@code owner} lost a group here: see {@link #retire}. */

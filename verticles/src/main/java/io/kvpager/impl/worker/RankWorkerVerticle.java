@@ -371,6 +371,13 @@ public final class RankWorkerVerticle extends VerticleBase {
             throw new RankException(FailureCode.CONFLICT, "owner " + owner + " lost group " + group + " here to a newer owner"
                     + " and cannot claim it again; a new owner incarnation claims it with create-tensors");
         }
+        long newer = owners.supersededBy(group, owner);
+        if (newer >= 0) {
+            // an older incarnation of a coordinator whose node has claimed the group since (its start or
+            // rejoin outlived its displacement) must not take it from the newer one
+            throw new RankException(FailureCode.CONFLICT, "owner " + owner + " is older than owner epoch " + newer
+                    + " of the same node, which claimed group " + group + " here since; an older incarnation never claims it again");
+        }
         GroupTensors existing = groups.get(group);
         CreateTensorsReply.Reclaimed reclaimed = null;
         if (existing != null && !owner.equals(owners.owner(group))) {

@@ -6,6 +6,7 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
@@ -61,6 +62,34 @@ class RankWorkersTest {
      * and the asker's, are members as the worker sees the cluster: what a displaced coordinator
      * reads before it claims the group again.
      */
+    /**
+     * A node's coordinator incarnations have rising epochs: an older one whose start or rejoin
+     * outlived its displacement is refused (409) once a newer one of its node claimed the group,
+     * and the newer one keeps it; another node's owner may still claim it.
+     */
+    @Test
+    void anOlderIncarnationOfTheSameNodeNeverTakesTheGroupFromANewerOne(Vertx vertx, VertxTestContext test) {
+        WorkerConfig config = new WorkerConfig(new JsonObject().put("instance", "epochs").put("pp", 0).put("tp", 0)
+                .put("device", "sim").put("gpu", 0).put("sim", new JsonObject().put("gpuKey", "rank-workers-epochs")));
+        String address = "kvpager.epochs.pp0.tp0";
+        DeliveryOptions create = new DeliveryOptions().addHeader("action", "create-tensors");
+        DeliveryOptions created = new DeliveryOptions().addHeader("action", "tensors-created");
+        RankWorkers.deploy(vertx, config, NodeDepartures.NONE)
+                .compose(id -> vertx.eventBus().request(address, tensors(0, Layout.PAGE_MAJOR, 4).put("owner", "node-a#2"), create))
+                .compose(newer -> vertx.eventBus().<JsonObject>request(address, tensors(0, Layout.PAGE_MAJOR, 4).put("owner", "node-a#1"), create))
+                .onComplete(test.failing(older -> test.verify(() -> {
+                    ReplyException refused = (ReplyException) older;
+                    assertThat(refused.failureCode()).isEqualTo(409);
+                    assertThat(refused.getMessage()).contains("owner node-a#1 is older than owner epoch 2 of the same node");
+                })))
+                .recover(refused -> vertx.eventBus().<JsonObject>request(address, new JsonObject().put("group", 0).put("owner", "node-a#2"), created))
+                .compose(kept -> {
+                    test.verify(() -> assertThat(kept.body().getBoolean("created")).as("the newer owner keeps the group").isTrue());
+                    return vertx.eventBus().request(address, tensors(0, Layout.PAGE_MAJOR, 4).put("owner", "node-b#1"), create);
+                })
+                .onComplete(test.succeedingThenComplete());
+    }
+
     @Test
     void tensorsCreatedNamesTheOwnerAndWhichNodesTheWorkerCountsMembers(Vertx vertx, VertxTestContext test) {
         Set<String> present = ConcurrentHashMap.newKeySet();
