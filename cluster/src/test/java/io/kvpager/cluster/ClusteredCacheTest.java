@@ -62,10 +62,7 @@ class ClusteredCacheTest {
 
     @AfterEach
     void tearDown() {
-        spawned.forEach(SpawnedNode::close);
-        if (here != null) {
-            await(here.close());
-        }
+        TestClusters.closeAll(here, spawned);
     }
 
     @Test

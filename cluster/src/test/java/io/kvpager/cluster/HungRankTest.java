@@ -46,10 +46,7 @@ class HungRankTest {
 
     @AfterEach
     void tearDown() {
-        spawned.forEach(SpawnedNode::close);
-        if (here != null) {
-            await(here.close());
-        }
+        TestClusters.closeAll(here, spawned);
     }
 
     @Test

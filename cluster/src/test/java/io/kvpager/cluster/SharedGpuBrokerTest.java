@@ -55,10 +55,7 @@ class SharedGpuBrokerTest {
 
     @AfterEach
     void tearDown() {
-        spawned.forEach(SpawnedNode::close);
-        if (here != null) {
-            await(here.close());
-        }
+        TestClusters.closeAll(here, spawned);
     }
 
     @Test

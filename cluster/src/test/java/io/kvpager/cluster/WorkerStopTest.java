@@ -60,10 +60,7 @@ class WorkerStopTest {
 
     @AfterEach
     void tearDown() {
-        spawned.forEach(SpawnedNode::close);
-        if (here != null) {
-            await(here.close());
-        }
+        TestClusters.closeAll(here, spawned);
     }
 
     @Test
