@@ -50,12 +50,12 @@ import org.slf4j.LoggerFactory;
  * a preempted request goes back ahead of every request that arrived after it.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
- * first by turnover: the engine admits no request until it holds the pages asked for fewer than it
- * held when asked, and the pages its finishing requests empty go back. Only what turnover has not
- * given back by half the reclaim's deadline is preempted:
- * running requests, chosen by page so that whole pages empty and their memory goes back
- * ({@link ReclaimVictims}); they may be admitted again as soon as admission resumes, in their
- * arrival's place. After such a preemption the engine admits no request for
+ * at the next step: the engine admits no request until it holds the pages asked for fewer than it
+ * held when asked, and preempts running requests, chosen by page so that whole pages empty and
+ * their memory goes back ({@link ReclaimVictims}); they may be admitted again as soon as admission
+ * resumes, in their arrival's place. (A share of the deadline can be left to turnover first, the
+ * pages its finishing requests empty: {@value #TURNOVER_PROPERTY}; measured, turnover gave back
+ * almost nothing within it and tripled the waiting model's reclaim wait, so the default is none.) After such a preemption the engine admits no request for
  * {@link #RECLAIM_HOLD_STEPS} steps (at most the reclaim's deadline), so that the blocks it freed
  * are not taken straight back before their pages empty and are unmapped.
  *
@@ -95,14 +95,17 @@ final class ModelServer {
      */
     static final String PLACEMENT_PROPERTY = "kvpager.demo.placement";
 
-    /** Percent of a reclaim's deadline left to turnover before the engine preempts what is still owed. */
+    /**
+     * Percent of a reclaim's deadline left to turnover (the pages finishing requests empty) before
+     * the engine preempts what is still owed; 0, the default, preempts at the next step.
+     */
     static final String TURNOVER_PROPERTY = "kvpager.demo.turnoverPercent";
 
-    /** {@value #TURNOVER_PROPERTY}, 50 when unset; anything but a percent from 0 to 100 is refused. */
+    /** {@value #TURNOVER_PROPERTY}, 0 when unset; anything but a percent from 0 to 100 is refused. */
     static int turnoverPercent() {
         String value = System.getProperty(TURNOVER_PROPERTY);
         if (value == null || value.isBlank()) {
-            return 50;
+            return 0;
         }
         try {
             int percent = Integer.parseInt(value.strip());
@@ -245,8 +248,8 @@ final class ModelServer {
         pagesAskedByReclaims += pages;
         holdersAtReclaimSum += holdersPerPage();
         long nowMs = clockMs.getAsLong();
-        // half the deadline for turnover, the other half for the preempting step's batch to retire and
-        // the pages to be unmapped, with room for steps longer than --step
+        // the turnover's share of the deadline (none by default); the rest is for the preempting step's
+        // batch to retire and the pages to be unmapped, with room for steps longer than --step
         long preemptAtMs = nowMs + reclaim.deadlineMs() * turnoverPercent / 100;
         if (reclaimOpen) {
             reclaimTargetPages -= pages;
@@ -267,10 +270,9 @@ final class ModelServer {
     /**
      * Answers the open reclaim at the start of a step: done once the engine holds no more than the
      * pages it is to come down to (its finished requests emptied them), or at the deadline;
-     * otherwise, from half the deadline on, preempts the requests {@link ReclaimVictims} picks to
-     * empty the pages still owed, and again at each step while some are (a page empties only once
-     * its every block is free). Turnover first: a reclaim answered by preempting at once threw away
-     * the KV of about six requests each time, recomputed when they are admitted again.
+     * otherwise, once turnover's share of the deadline is over (none by default), preempts the
+     * requests {@link ReclaimVictims} picks to empty the pages still owed, and again at each step
+     * while some are (a page empties only once its every block is free).
      */
     private Future<Void> answerPendingReclaims(long nowMs) {
         if (!reclaimOpen) {

@@ -47,6 +47,7 @@ class ModelServerGrowthTest {
 
     @AfterEach
     void stop() throws Exception {
+        System.clearProperty(ModelServer.TURNOVER_PROPERTY);
         vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
@@ -152,7 +153,23 @@ class ModelServerGrowthTest {
     }
 
     @Test
-    void aReclaimIsAnsweredByTheRequestsThatFinishWithoutPreemptingAndHoldsAdmissionMeanwhile() throws Exception {
+    void byDefaultAReclaimIsAnsweredAtTheNextStepByPreempting() throws Exception {
+        BlockBudget cache = new BlockBudget(100);
+        // a in blocks 0..3 (page 0 of 4 blocks), b in page 1, both decoding long after
+        ModelServer server = server(cache, new TraceRequest(1, 0, 0, 62, 40), new TraceRequest(2, 0, 0, 31, 40));
+        step(server, 0);
+        step(server, 1);
+        assertThat(server.running()).isEqualTo(2);
+        onContext(() -> cache.reclaims.handle(new Reclaim(4, 250, "test: one page")));
+        step(server, 2);
+        assertThat(server.running()).isEqualTo(1);
+        assertThat(server.reclaimPreemptions()).as("preempted at the next step, not left to a turnover").isEqualTo(1);
+        assertThat(server.reclaims()).isEqualTo(1);
+    }
+
+    @Test
+    void aReclaimLeftToTurnoverIsAnsweredByTheRequestsThatFinishWithoutPreemptingAndHoldsAdmissionMeanwhile() throws Exception {
+        System.setProperty(ModelServer.TURNOVER_PROPERTY, "50");
         BlockBudget cache = new BlockBudget(100);
         // a: 62 prompt tokens and 2 output tokens, in blocks 0..3 (page 0 of 4 blocks), done at step 2;
         // b: in blocks 4.. (page 1), decoding long after; c arrives while the reclaim is open
@@ -173,7 +190,8 @@ class ModelServerGrowthTest {
     }
 
     @Test
-    void whatTheFinishingRequestsDoNotGiveBackIsPreemptedFromHalfTheDeadline() throws Exception {
+    void withHalfTheDeadlineLeftToTurnoverWhatTheFinishingRequestsDoNotGiveBackIsPreemptedThen() throws Exception {
+        System.setProperty(ModelServer.TURNOVER_PROPERTY, "50");
         BlockBudget cache = new BlockBudget(100);
         ModelServer server = server(cache, new TraceRequest(1, 0, 0, 31, 40));
         step(server, 0);

@@ -16,16 +16,16 @@ class ModelServerSettingsTest {
     }
 
     @Test
-    void unsetTheEngineGrowsNearAndLeavesHalfTheDeadlineToTurnover() {
-        assertThat(ModelServer.turnoverPercent()).isEqualTo(50);
+    void unsetTheEngineGrowsNearAndPreemptsAtTheNextStep() {
+        assertThat(ModelServer.turnoverPercent()).isZero();
         assertThat(ModelServer.growNear()).isTrue();
     }
 
     @Test
     void aPercentFrom0To100AndEitherPlacementAreTaken() {
-        System.setProperty(ModelServer.TURNOVER_PROPERTY, " 0 ");
+        System.setProperty(ModelServer.TURNOVER_PROPERTY, " 50 ");
         System.setProperty(ModelServer.PLACEMENT_PROPERTY, "best-fit");
-        assertThat(ModelServer.turnoverPercent()).isZero();
+        assertThat(ModelServer.turnoverPercent()).isEqualTo(50);
         assertThat(ModelServer.growNear()).isFalse();
         System.setProperty(ModelServer.TURNOVER_PROPERTY, "100");
         System.setProperty(ModelServer.PLACEMENT_PROPERTY, "near");
