@@ -53,11 +53,12 @@ import org.slf4j.LoggerFactory;
  * at the next step: the engine admits no request until it holds the pages asked for fewer than it
  * held when asked, and preempts running requests, chosen by page so that whole pages empty and
  * their memory goes back ({@link ReclaimVictims}); they may be admitted again as soon as admission
- * resumes, in their arrival's place. (A share of the deadline can be left to turnover first, the
- * pages its finishing requests empty: {@value #TURNOVER_PROPERTY}; measured, turnover gave back
- * almost nothing within it and tripled the waiting model's reclaim wait, so the default is none.) After such a preemption the engine admits no request for
+ * resumes, in their arrival's place. After such a preemption the engine admits no request for
  * {@link #RECLAIM_HOLD_STEPS} steps (at most the reclaim's deadline), so that the blocks it freed
- * are not taken straight back before their pages empty and are unmapped.
+ * are not taken straight back before their pages empty and are unmapped. (A share of the deadline
+ * can be left to turnover first, the pages its finishing requests empty: {@value #TURNOVER_PROPERTY};
+ * measured, turnover gave back almost nothing within it and tripled the waiting model's reclaim
+ * wait, so the default is none.)
  *
  * <p>Each request's time to first token (arrival to the decode step that produced its first output
  * token) and, once finished, its time per output token (first token to last, over the tokens after
