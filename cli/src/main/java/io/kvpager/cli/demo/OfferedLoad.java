@@ -78,7 +78,7 @@ public record OfferedLoad(List<String> models, List<Double> perModel, double all
         for (int m = 0; m < scale.models().size(); m++) {
             if (demand.pageByteSteps[m] > 0) {
                 ModelProfile model = scale.models().get(m);
-                fixedMs += (SimAttention.weightNanos(model, scale.weights()) + model.layers() * scale.tp() * SimAttention.LAUNCH_MICROS * 1e3) / 1e6;
+                fixedMs += (SimAttention.weightNanos(model, scale.weights()) + SimAttention.launchNanos(model, scale.tp())) / 1e6;
             }
         }
         double k = demand.readByteSteps / scale.runMs() / SimAttention.BANDWIDTH_BYTES_PER_S * 1e3;

@@ -52,7 +52,12 @@ final class SimAttention {
             return 0;
         }
         double bytes = (double) tokens * model.bytesPerToken(tp);
-        return Math.round(bytes / BANDWIDTH_BYTES_PER_S * 1e9 + (double) model.layers() * tp * LAUNCH_MICROS * 1e3);
+        return Math.round(bytes / BANDWIDTH_BYTES_PER_S * 1e9 + launchNanos(model, tp));
+    }
+
+    /** The modelled launch time of one step's attention: one kernel per layer and rank. */
+    static double launchNanos(ModelProfile model, int tp) {
+        return (double) model.layers() * tp * LAUNCH_MICROS * 1e3;
     }
 
     /** The modelled time of one step's read of the weights. */
