@@ -53,14 +53,18 @@ final class GroupOwners {
      * (displaced, its start or rejoin still running) never takes the group from a newer one, even
      * when the group lapsed between them.
      */
-    private final Map<String, Long> newest = new LinkedHashMap<>(16, 0.75f, false) {
+    private final Map<GroupOnNode, Long> newest = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<GroupOnNode, Long> eldest) {
             return size() > RETIRED_KEPT;
         }
     };
     private final NodeDepartures departures;
     private Runnable unsubscribe;
+
+    /** A group as claimed by the coordinator incarnations of one node. */
+    private record GroupOnNode(int group, String nodeId) {
+    }
 
     /**
      * @param rank the rank's name for log lines
@@ -107,7 +111,7 @@ final class GroupOwners {
      * to a timer that no longer means anything.
      */
     void claim(int group, Owner owner) {
-        newest.merge(group + "@" + owner.nodeId(), owner.epoch(), Math::max);
+        newest.merge(new GroupOnNode(group, owner.nodeId()), owner.epoch(), Math::max);
         Owner previous = owners.put(group, owner);
         if (!owner.equals(previous) || departures.present(owner.nodeId())) {
             cancel(group);
@@ -130,7 +134,7 @@ final class GroupOwners {
 
     /** The newest epoch of {@code owner}'s node that claimed {@code group} here, when newer than {@code owner}'s; -1 otherwise. */
     long supersededBy(int group, Owner owner) {
-        Long epoch = newest.get(group + "@" + owner.nodeId());
+        Long epoch = newest.get(new GroupOnNode(group, owner.nodeId()));
         return epoch != null && epoch > owner.epoch() ? epoch : -1;
     }
 
