@@ -7,10 +7,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -45,7 +45,7 @@ final class GroupOwners {
      * such an owner is a displaced coordinator, and never gets a group back. (An owner whose lease
      * ended may claim again: its node was only cut off, and nobody took its place.)
      */
-    private final Set<Owner> retired = new LinkedHashSet<>();
+    private final Set<Owner> retired = Collections.newSetFromMap(latest(RETIRED_KEPT));
     private static final int RETIRED_KEPT = 256;
     /**
      * Per group and node, the newest owner epoch that claimed the group here, the latest
@@ -53,12 +53,7 @@ final class GroupOwners {
      * (displaced, its start or rejoin still running) never takes the group from a newer one, even
      * when the group lapsed between them.
      */
-    private final Map<GroupOnNode, Long> newest = new LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<GroupOnNode, Long> eldest) {
-            return size() > RETIRED_KEPT;
-        }
-    };
+    private final Map<GroupOnNode, Long> newest = latest(RETIRED_KEPT);
     private final NodeDepartures departures;
     private Runnable unsubscribe;
 
@@ -127,9 +122,6 @@ final class GroupOwners {
      */
     void retire(Owner owner) {
         retired.add(owner);
-        if (retired.size() > RETIRED_KEPT) {
-            retired.remove(retired.iterator().next());
-        }
     }
 
     /** The newest epoch of {@code owner}'s node that claimed {@code group} here, when newer than {@code owner}'s; -1 otherwise. */
@@ -211,5 +203,15 @@ final class GroupOwners {
         if (timer != null) {
             vertx.cancelTimer(timer);
         }
+    }
+
+    /** A map that keeps the {@code kept} keys first put in it most lately, dropping the oldest beyond them. */
+    private static <K, V> Map<K, V> latest(int kept) {
+        return new LinkedHashMap<>(16, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
+                return size() > kept;
+            }
+        };
     }
 }

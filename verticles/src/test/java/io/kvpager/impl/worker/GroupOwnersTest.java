@@ -139,4 +139,24 @@ class GroupOwnersTest {
             return alone.leaseMs(0);
         })).isEqualTo(-1L);
     }
+
+    @Test
+    void theRetiredOwnersAndTheNewestEpochsKeptAreTheLatest256(Vertx vertx) throws Exception {
+        Context context = vertx.getOrCreateContext();
+        GroupOwners owners = new GroupOwners(vertx, context, "pp0/tp0", GRACE_MS, (group, owner) -> { }, new Membership());
+        on(context, () -> {
+            for (int epoch = 1; epoch <= 257; epoch++) {
+                owners.retire(new Owner("n", epoch));
+                owners.claim(epoch, new Owner("n", epoch));
+            }
+            return null;
+        });
+        // the first retired owner and the first group's epoch were dropped, the 256 after them kept
+        assertThat(on(context, () -> owners.retired(new Owner("n", 1)))).isFalse();
+        assertThat(on(context, () -> owners.retired(new Owner("n", 2)))).isTrue();
+        assertThat(on(context, () -> owners.retired(new Owner("n", 257)))).isTrue();
+        assertThat(on(context, () -> owners.supersededBy(1, new Owner("n", 0)))).isEqualTo(-1L);
+        assertThat(on(context, () -> owners.supersededBy(2, new Owner("n", 0)))).isEqualTo(2L);
+        assertThat(on(context, () -> owners.supersededBy(257, new Owner("n", 0)))).isEqualTo(257L);
+    }
 }
