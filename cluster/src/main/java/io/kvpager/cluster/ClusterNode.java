@@ -155,12 +155,29 @@ public final class ClusterNode {
             ClusterNode node = new ClusterNode(vertx, manager, checked, clusterName, started);
             // every node follows the membership for the directory, so that a survivor removes a dead node's entries
             ClusterDirectory.of(vertx);
-            log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{}{})", manager.getNodeId(), clusterName,
-                    node.memberAddress(), node.startMillis(),
-                    checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "",
-                    bookKey != null ? ", sealed books" : "");
-            return Future.succeededFuture(node);
+            return vertx.executeBlocking(() -> listenForLeaving(manager)).transform(opened -> {
+                if (opened.failed()) {
+                    return vertx.close().transform(closed -> Future.<ClusterNode>failedFuture(opened.cause()));
+                }
+                log.info("node {} joined cluster {} as member {} in {} ms (event bus {}:{}{}{})", manager.getNodeId(), clusterName,
+                        node.memberAddress(), node.startMillis(),
+                        checked.getHost(), checked.getPort() == 0 ? "any" : checked.getPort(), checked.isTls() ? ", TLS" : "",
+                        bookKey != null ? ", sealed books" : "");
+                return Future.succeededFuture(node);
+            });
         });
+    }
+
+    /**
+     * Opens the {@value #LEAVING} topic on this member now, which registers its listener (the
+     * topic's config) with every member. Hazelcast registers a config's listener only where the
+     * topic is opened, and a member publishes to the listeners it knows at that moment: opened
+     * first by a node as it leaves, the topic's first notice reached no other member, so the first
+     * node to leave a cluster after it formed went unheard until the others gave up on its connection.
+     */
+    private static Void listenForLeaving(HazelcastClusterManager manager) {
+        manager.getHazelcastInstance().getTopic(LEAVING);
+        return null;
     }
 
     private static String foreignCluster(ClusterNodeOptions options, String clusterName, List<String> foreign) {

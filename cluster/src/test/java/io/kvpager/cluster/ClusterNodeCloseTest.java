@@ -2,6 +2,7 @@ package io.kvpager.cluster;
 
 import com.hazelcast.topic.ITopic;
 import io.kvpager.cluster.process.TestClusters;
+import io.kvpager.internal.membership.ClusterMembership;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import org.junit.jupiter.api.AfterEach;
@@ -9,14 +10,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import static io.kvpager.cluster.process.TestClusters.await;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Closing a node never waits on Hazelcast from an event loop: its leaving is said from a thread
@@ -77,7 +79,7 @@ class ClusterNodeCloseTest {
         String cluster = TestClusters.freshName("kvpager-close");
         ClusterNode stays = TestClusters.startHere(cluster);
         nodes.add(stays);
-        ClusterNode leaves = await(ClusterNode.start(TestClusters.nodeOptions(cluster, stays.memberAddress())));
+        ClusterNode leaves = TestClusters.await(ClusterNode.start(TestClusters.nodeOptions(cluster, stays.memberAddress())));
         BlockingQueue<String> heard = new LinkedBlockingQueue<>();
         ITopic<String> topic = ((HazelcastClusterManager) ((VertxInternal) stays.vertx()).clusterManager())
                 .getHazelcastInstance().getTopic(ClusterNode.LEAVING);
@@ -86,10 +88,27 @@ class ClusterNodeCloseTest {
 
         log = LogLines.of(ClusterNode.class);
 
-        await(leaves.close());
+        TestClusters.await(leaves.close());
 
         assertThat(heard.poll(10, TimeUnit.SECONDS)).as("the member that stays hears the leaving").isEqualTo(id);
         assertThat(log.lines()).as("the notice went out before its bound").noneSatisfy(w -> assertThat(w).contains("could not say"));
         assertThat(log.lines()).anySatisfy(w -> assertThat(w).contains("node left cluster"));
+    }
+
+    @Test
+    void theFirstNodeToLeaveANewClusterIsHeardSayingSoByAMemberThatNeverOpenedTheTopic() {
+        String cluster = TestClusters.freshName("kvpager-close");
+        ClusterNode stays = TestClusters.startHere(cluster);
+        nodes.add(stays);
+        ClusterNode leaves = TestClusters.await(ClusterNode.start(TestClusters.nodeOptions(cluster, stays.memberAddress())));
+        String id = leaves.nodeId();
+        try (LogLines membership = LogLines.of(ClusterMembership.class)) {
+            // nothing in this cluster has said it is leaving before: the notice is the topic's first message
+            TestClusters.await(leaves.close());
+
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(membership.lines())
+                    .as("the member that stays heard the notice while the leaving node was still in its member list")
+                    .contains("node " + id + " is leaving the cluster"));
+        }
     }
 }
