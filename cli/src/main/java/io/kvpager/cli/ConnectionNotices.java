@@ -15,11 +15,14 @@ import java.util.regex.Pattern;
 /**
  * Keeps Hazelcast's lines about member connections to what an operator needs:
  * <ul>
- *   <li>"Removing connection to endpoint [host]:port Cause => ... Connection refused" about a member
- *       that said it was leaving ({@link Departures}) is dropped: after a clean stop (SIGTERM,
- *       Ctrl-C) every other node printed it, though nothing was wrong, and the leaving is told at
- *       INFO already. About a member that did not say so (it crashed, or its host is cut off) the
- *       line stays;</li>
+ *   <li>"Removing connection to endpoint [host]:port Cause => ... Connection refused" and "Member
+ *       [host]:port ... is suspected to be dead for reason: No connection" about a member that said
+ *       it was leaving ({@link Departures}) are dropped: after a clean stop (SIGTERM, Ctrl-C) every
+ *       other node printed them, though nothing was wrong, and the leaving is told at INFO already
+ *       (a rank's leaving, at WARN, by the coordinator that uses it). About a member that did not
+ *       say so (it crashed, or its host is cut off) the lines stay;</li>
+ *   <li>"Mastership of [host]:port is accepted", which every member prints when a new master takes
+ *       over, after the master said it was leaving ({@link Departures#masterSaidLeaving});</li>
  *   <li>The same line, and "Member [host]:port ... is suspected to be dead for reason: No
  *       connection", logged by a member of this process whose node is stopping
  *       ({@link Departures#stopping}): when a whole cluster is stopped at once (SIGTERM to every
@@ -37,7 +40,11 @@ public final class ConnectionNotices extends TurboFilter {
     static final String CONNECTION_LOGGER = "com.hazelcast.internal.server.tcp.TcpServerConnection";
     static final String HAZELCAST = "com.hazelcast.";
     static final String SUSPECTED = "is suspected to be dead";
+    static final String MEMBERSHIP_LOGGER = "com.hazelcast.internal.cluster.impl.MembershipManager";
+    static final String CLUSTER_LOGGER = "com.hazelcast.internal.cluster.ClusterService";
+    static final String MASTERSHIP_ACCEPTED = "is accepted";
     private static final Pattern ENDPOINT = Pattern.compile("endpoint (\\[[^\\]]+\\]:\\d+)");
+    private static final Pattern SUSPECTED_MEMBER = Pattern.compile("Member (\\[[^\\]]+\\]:\\d+) - \\S+ " + SUSPECTED);
 
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong shortened = new AtomicLong();
@@ -53,17 +60,29 @@ public final class ConnectionNotices extends TurboFilter {
             return FilterReply.DENY;
         }
         if (ERRORS_LOGGER.equals(logger.getName()) && format.contains("Connection refused")) {
-            Matcher endpoint = ENDPOINT.matcher(format);
-            if (endpoint.find() && Departures.said(endpoint.group(1))) {
-                dropped.incrementAndGet();
-                return FilterReply.DENY;
-            }
-            return FilterReply.NEUTRAL;
+            return dropIfSaidLeaving(ENDPOINT.matcher(format));
+        }
+        if (MEMBERSHIP_LOGGER.equals(logger.getName()) && format.contains(SUSPECTED)) {
+            return dropIfSaidLeaving(SUSPECTED_MEMBER.matcher(format));
+        }
+        if (CLUSTER_LOGGER.equals(logger.getName()) && format.contains("Mastership of ") && format.contains(MASTERSHIP_ACCEPTED)
+                && Departures.masterSaidLeaving()) {
+            dropped.incrementAndGet();
+            return FilterReply.DENY;
         }
         if (CONNECTION_LOGGER.equals(logger.getName()) && t instanceof IOException && format.contains(" closed. Reason: ")) {
             shortened.incrementAndGet();
             // logged again without the throwable, which this filter lets through
             logger.warn("{}: {}", format, t.toString());
+            return FilterReply.DENY;
+        }
+        return FilterReply.NEUTRAL;
+    }
+
+    /** Drops the line if the member its first group names said it was leaving. */
+    private FilterReply dropIfSaidLeaving(Matcher member) {
+        if (member.find() && Departures.said(member.group(1))) {
+            dropped.incrementAndGet();
             return FilterReply.DENY;
         }
         return FilterReply.NEUTRAL;

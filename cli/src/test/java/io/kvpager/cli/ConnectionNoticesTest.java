@@ -45,7 +45,7 @@ class ConnectionNoticesTest {
         String aboutLeft = String.format(REFUSED, left, left);
         assertThat(notices.decide(null, connections, Level.WARN, aboutLeft, null, null)).isEqualTo(FilterReply.NEUTRAL);
 
-        Departures.leaving("127.0.0.1", left);
+        Departures.leaving("127.0.0.1", left, false);
         assertThat(notices.decide(null, connections, Level.WARN, aboutLeft, null, null)).isEqualTo(FilterReply.DENY);
         assertThat(notices.decide(null, connections, Level.WARN, String.format(REFUSED, crashed, crashed), null, null))
                 .as("a member that did not say it was leaving").isEqualTo(FilterReply.NEUTRAL);
@@ -53,6 +53,38 @@ class ConnectionNoticesTest {
                 .isEqualTo(FilterReply.NEUTRAL);
         assertThat(notices.decide(null, connections, Level.ERROR, aboutLeft, null, null)).isEqualTo(FilterReply.NEUTRAL);
         assertThat(notices.dropped()).isEqualTo(1);
+    }
+
+    @Test
+    void theSuspicionOfAMemberThatSaidItWasLeavingIsDroppedAndOfOneThatCrashedKept() {
+        ConnectionNotices notices = new ConnectionNotices();
+        Logger membership = context.getLogger(ConnectionNotices.MEMBERSHIP_LOGGER);
+        int left = freePort();
+        int crashed = freePort();
+        String suspected = "[127.0.0.1]:5703 [order] [5.3.8] Member [127.0.0.1]:%d - 355f010a-538c-4a3e-b8c1-710ad03d156a is suspected"
+                + " to be dead for reason: No connection";
+        Departures.leaving("127.0.0.1", left, false);
+        assertThat(notices.decide(null, membership, Level.WARN, String.format(suspected, left), null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, membership, Level.WARN, String.format(suspected, crashed), null, null))
+                .as("a member that did not say it was leaving").isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.decide(null, context.getLogger("com.hazelcast.other"), Level.WARN, String.format(suspected, left), null, null))
+                .isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.dropped()).isEqualTo(1);
+    }
+
+    @Test
+    void theNewMastersTakeOverIsDroppedAfterTheMasterSaidItWasLeaving() {
+        ConnectionNotices notices = new ConnectionNotices();
+        Logger cluster = context.getLogger(ConnectionNotices.CLUSTER_LOGGER);
+        String accepted = "[127.0.0.1]:5703 [order] [5.3.8] Mastership of [127.0.0.1]:5702 is accepted. Response: MembersView{version=3,"
+                + " members=[MemberInfo{address=[127.0.0.1]:5702}]}";
+        Departures.leaving("127.0.0.1", freePort(), true);
+        assertThat(Departures.masterSaidLeaving()).isTrue();
+        assertThat(notices.decide(null, cluster, Level.WARN, accepted, null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, cluster, Level.WARN, "[127.0.0.1]:5703 [order] [5.3.8] Mastership claim failed", null, null))
+                .isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.decide(null, context.getLogger("com.hazelcast.other"), Level.WARN, accepted, null, null))
+                .isEqualTo(FilterReply.NEUTRAL);
     }
 
     @Test

@@ -27,6 +27,21 @@ class StartNoticesTest {
     }
 
     @Test
+    void thePartitionTableLinesOfNodesStartingAtOnceAreDroppedAndOtherPartitionWarningsPass() {
+        var partitions = context.getLogger(StartNotices.PARTITION_LOGGER);
+        // as the first of three launchers started together printed them
+        assertThat(notices.decide(null, partitions, Level.WARN, "[127.0.0.1]:5702 [three-31139] [5.3.8] Ignoring received partition table,"
+                + " startup is not completed yet. Sender: [127.0.0.1]:5701", null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, partitions, Level.WARN, "[127.0.0.1]:5702 [three-31139] [5.3.8] Following unknown addresses are"
+                + " found in partition table sent from master[[127.0.0.1]:5702]. (Probably they have recently joined or left the cluster.)"
+                + " {\n\t[127.0.0.1]:5703 - 8d2f6c1e\n}", null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, partitions, Level.WARN, "[127.0.0.1]:5702 [three-31139] [5.3.8] Partition lost", null, null))
+                .isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.decide(null, context.getLogger("com.hazelcast.other"), Level.WARN,
+                "Ignoring received partition table, startup is not completed yet", null, null)).isEqualTo(FilterReply.NEUTRAL);
+    }
+
+    @Test
     void aBindFailuresStackTraceIsDroppedAndOtherStartFailuresPass() {
         RuntimeException bind = new RuntimeException(new BindException("Address already in use"));
         assertThat(notices.decide(null, context.getLogger(StartNotices.VERTX_LOGGER), Level.ERROR,

@@ -1,6 +1,7 @@
 package io.kvpager.cluster;
 
 import com.hazelcast.cluster.Address;
+import com.hazelcast.cluster.Member;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.ListenerConfig;
 import com.hazelcast.core.LifecycleListener;
@@ -126,8 +127,11 @@ public final class ClusterNode {
             ClusterMembership membership = ClusterMembership.of(manager);
             config.addTopicConfig(new TopicConfig(LEAVING).addMessageListenerConfig(
                     new ListenerConfig((MessageListener<String>) m -> {
-                        if (m.getPublishingMember() != null) {
-                            Departures.leaving(m.getPublishingMember().getAddress().getHost(), m.getPublishingMember().getAddress().getPort());
+                        Member publisher = m.getPublishingMember();
+                        if (publisher != null) {
+                            // the master is the oldest member, first in every member's list
+                            boolean master = publisher.equals(manager.getHazelcastInstance().getCluster().getMembers().iterator().next());
+                            Departures.leaving(publisher.getAddress().getHost(), publisher.getAddress().getPort(), master);
                         }
                         membership.nodeLeaving(m.getMessageObject());
                     })));

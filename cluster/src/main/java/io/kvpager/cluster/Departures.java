@@ -13,7 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@code io.kvpager.cli.ConnectionNotices}) reads this to keep that expected "Connection refused"
  * out of an ordinary stop, while the same line about a member that crashed still shows. It also
  * keeps the members of this process that are stopping themselves ({@link #stopping}): what they
- * log about their peers going away then is the stop itself.
+ * log about their peers going away then is the stop itself. And it keeps when the cluster's master
+ * (its oldest member) last said it is leaving: the member that takes over from it then says so at
+ * WARN, though nothing is wrong.
  */
 public final class Departures {
 
@@ -22,13 +24,18 @@ public final class Departures {
     private static final int MOST = 256;
     private static final Map<String, Long> SAID = new ConcurrentHashMap<>();
     private static final Set<String> STOPPING = ConcurrentHashMap.newKeySet();
+    /** When a master last said it is leaving, if one has: {@code null} when none has. */
+    private static volatile Long masterLeftNanos;
 
     private Departures() {
     }
 
-    /** The member at {@code host}:{@code port} said it is leaving. */
-    public static void leaving(String host, int port) {
+    /** The member at {@code host}:{@code port}, the cluster's master or not, said it is leaving. */
+    public static void leaving(String host, int port, boolean master) {
         long now = System.nanoTime();
+        if (master) {
+            masterLeftNanos = now;
+        }
         if (SAID.size() >= MOST) {
             forgetBefore(now - REMEMBER_NANOS);
         }
@@ -40,6 +47,12 @@ public final class Departures {
     /** Whether the member at {@code endpoint} (written as Hazelcast writes it) said it is leaving within the last minute. */
     public static boolean said(String endpoint) {
         Long at = endpoint == null ? null : SAID.get(endpoint);
+        return at != null && System.nanoTime() - at < REMEMBER_NANOS;
+    }
+
+    /** Whether the cluster's master said it is leaving within the last minute. */
+    public static boolean masterSaidLeaving() {
+        Long at = masterLeftNanos;
         return at != null && System.nanoTime() - at < REMEMBER_NANOS;
     }
 
