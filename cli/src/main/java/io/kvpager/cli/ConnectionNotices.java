@@ -23,11 +23,11 @@ import java.util.regex.Pattern;
  *       say so (it crashed, or its host is cut off) the lines stay;</li>
  *   <li>"Mastership of [host]:port is accepted", which every member prints when a new master takes
  *       over, after the master said it was leaving ({@link Departures#masterSaidLeaving});</li>
- *   <li>The same line, and "Member [host]:port ... is suspected to be dead for reason: No
- *       connection", logged by a member of this process whose node is stopping
- *       ({@link Departures#stopping}): when a whole cluster is stopped at once (SIGTERM to every
- *       node), a node still closing saw the others go before they could say so, and printed both
- *       about each, though nothing was wrong;</li>
+ *   <li>The refusal and the suspicion about any member, and "partitionId=N is completely lost!" and
+ *       "Assigning new owners for N LOST partitions!", logged by a member of this process whose
+ *       node is stopping ({@link Departures#stopping}): when a whole cluster is stopped at once
+ *       (SIGTERM to every node), a node still closing saw the others go before they could say so,
+ *       and the data they held with them, and printed it all, though nothing was wrong;</li>
  *   <li>"Connection[...] closed. Reason: Exception in Connection[...]" with the stack trace of the
  *       socket's {@link IOException} (broken pipe, reset by peer: a member was killed) is said in
  *       one line, the exception's text at its end, instead of fourteen.</li>
@@ -40,6 +40,8 @@ public final class ConnectionNotices extends TurboFilter {
     static final String CONNECTION_LOGGER = "com.hazelcast.internal.server.tcp.TcpServerConnection";
     static final String HAZELCAST = "com.hazelcast.";
     static final String SUSPECTED = "is suspected to be dead";
+    static final String PARTITION_LOST = "is completely lost!";
+    static final String PARTITIONS_LOST = "LOST partitions!";
     static final String MEMBERSHIP_LOGGER = "com.hazelcast.internal.cluster.impl.MembershipManager";
     static final String CLUSTER_LOGGER = "com.hazelcast.internal.cluster.ClusterService";
     static final String MASTERSHIP_ACCEPTED = "is accepted";
@@ -54,8 +56,8 @@ public final class ConnectionNotices extends TurboFilter {
         if (format == null || level != Level.WARN) {
             return FilterReply.NEUTRAL;
         }
-        if (logger.getName().startsWith(HAZELCAST) && (format.contains("Connection refused") || format.contains(SUSPECTED))
-                && Departures.loggedWhileStopping(format)) {
+        if (logger.getName().startsWith(HAZELCAST) && (format.contains("Connection refused") || format.contains(SUSPECTED)
+                || format.contains(PARTITION_LOST) || format.contains(PARTITIONS_LOST)) && Departures.loggedWhileStopping(format)) {
             dropped.incrementAndGet();
             return FilterReply.DENY;
         }

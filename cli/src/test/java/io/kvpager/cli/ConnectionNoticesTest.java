@@ -106,13 +106,20 @@ class ConnectionNoticesTest {
         Departures.stopping("127.0.0.1", self);
         assertThat(notices.decide(null, connections, Level.WARN, refused, null, null)).isEqualTo(FilterReply.DENY);
         assertThat(notices.decide(null, membership, Level.WARN, suspected, null, null)).isEqualTo(FilterReply.DENY);
+        Logger migration = context.getLogger("com.hazelcast.internal.partition.impl.MigrationManager");
+        String lost = "[127.0.0.1]:" + self + " [three] [5.3.8] partitionId=15 is completely lost!";
+        assertThat(notices.decide(null, migration, Level.WARN, lost, null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, migration, Level.WARN, "[127.0.0.1]:" + self + " [three] [5.3.8] Assigning new owners for 16"
+                + " LOST partitions!", null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, migration, Level.WARN, lost.replace("[127.0.0.1]:" + self + " ", "[127.0.0.1]:" + other + " "),
+                null, null)).as("a partition lost where no member is stopping").isEqualTo(FilterReply.NEUTRAL);
         assertThat(notices.decide(null, membership, Level.WARN, othersSuspicion, null, null))
                 .as("logged by another member of the process, not stopping").isEqualTo(FilterReply.NEUTRAL);
         assertThat(notices.decide(null, membership, Level.WARN, "[127.0.0.1]:" + self + " [three] [5.3.8] Merge failed", null, null))
                 .as("another line of the stopping member").isEqualTo(FilterReply.NEUTRAL);
         assertThat(notices.decide(null, context.getLogger("io.kvpager.Other"), Level.WARN, suspected, null, null))
                 .as("not Hazelcast's").isEqualTo(FilterReply.NEUTRAL);
-        assertThat(notices.dropped()).isEqualTo(2);
+        assertThat(notices.dropped()).isEqualTo(4);
     }
 
     @Test
