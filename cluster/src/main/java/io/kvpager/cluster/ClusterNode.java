@@ -265,6 +265,7 @@ public final class ClusterNode {
     public synchronized Future<Void> close() {
         if (closing == null) {
             long began = System.nanoTime();
+            ClusterMembership.of(manager).stopping();
             try {
                 Address self = manager.getHazelcastInstance().getCluster().getLocalMember().getAddress();
                 Departures.stopping(self.getHost(), self.getPort());

@@ -111,4 +111,15 @@ class ClusterNodeCloseTest {
                     .contains("node " + id + " is leaving the cluster"));
         }
     }
+
+    @Test
+    void aClosingNodeCountsItselfStoppingFromTheStartOfItsClose() {
+        ClusterNode node = TestClusters.startHere(TestClusters.freshName("kvpager-close"));
+        ClusterMembership membership = ClusterMembership.of(node.vertx());
+        assertThat(membership.isStopping()).isFalse();
+        var closing = node.close();
+        // set before the close waits on anything: ranks heard leaving from here on are told at INFO
+        assertThat(membership.isStopping()).isTrue();
+        TestClusters.await(closing);
+    }
 }

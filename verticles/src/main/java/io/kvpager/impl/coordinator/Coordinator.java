@@ -430,6 +430,10 @@ public final class Coordinator {
     /** The cluster removed the node of these ranks: they lost their tensors, and must rejoin before the next allocation. */
     private void departed(List<RankTarget> ranks) {
         rejoin.noteDeparted(ranks);
+        if (nodes.nodeStopping()) {
+            log.info("cache {} group {}: {} left the cluster while this node stops too", pool.instance(), pool.group(), ranks);
+            return;
+        }
         log.warn("cache {} group {}: {} left the cluster; allocations miss until a worker for {} rejoins",
                 pool.instance(), pool.group(), ranks, ranks.size() == 1 ? "it" : "each");
     }

@@ -53,6 +53,8 @@ public final class ClusterMembership {
     private final Set<String> leaving = ConcurrentHashMap.newKeySet();
     private final List<DisplacementSubscriber> displacementSubscribers = new CopyOnWriteArrayList<>();
     private final List<Subscriber> changeSubscribers = new CopyOnWriteArrayList<>();
+    /** Set once this node began to leave the cluster ({@link #stopping}). */
+    private volatile boolean stopping;
     /** Why this node was displaced, while it has not rejoined yet; {@code null} otherwise. */
     private volatile String displacedBecause;
 
@@ -115,6 +117,20 @@ public final class ClusterMembership {
             log.info("node {} is leaving the cluster", nodeId);
             notifyLeft(nodeId);
         }
+    }
+
+    /**
+     * This node began to leave the cluster: what its subscribers hear from here on about others
+     * leaving is, most often, the rest of a cluster stopped with it (SIGTERM to every node), not a
+     * loss an operator must act on.
+     */
+    public void stopping() {
+        stopping = true;
+    }
+
+    /** Whether this node began to leave the cluster. */
+    public boolean isStopping() {
+        return stopping;
     }
 
     private void notifyChanged(String nodeId) {

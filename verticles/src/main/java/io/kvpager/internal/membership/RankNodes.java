@@ -105,6 +105,11 @@ public final class RankNodes {
         });
     }
 
+    /** Whether this node began to leave the cluster ({@link ClusterMembership#stopping}): a rank's leaving is then told at INFO. */
+    public boolean nodeStopping() {
+        return membership != null && membership.isStopping();
+    }
+
     /** Stops following the membership. */
     public void close() {
         unsubscribe.run();
@@ -198,7 +203,12 @@ public final class RankNodes {
                         + " was removed while the request was in flight (" + rank.address(pool.instance()) + ")")) ? 1 : 0;
             }
         }
-        log.warn("node {} left the cluster: {} of {} down, {} requests in flight failed", node, gone, pool.instance(), failed);
+        if (nodeStopping()) {
+            log.info("node {} left the cluster while this node stops too: {} of {} down, {} requests in flight failed", node, gone,
+                    pool.instance(), failed);
+        } else {
+            log.warn("node {} left the cluster: {} of {} down, {} requests in flight failed", node, gone, pool.instance(), failed);
+        }
         onDeparted.accept(List.copyOf(gone));
     }
 
