@@ -28,6 +28,11 @@ import java.util.regex.Pattern;
  *       node is stopping ({@link Departures#stopping}): when a whole cluster is stopped at once
  *       (SIGTERM to every node), a node still closing saw the others go before they could say so,
  *       and the data they held with them, and printed it all, though nothing was wrong;</li>
+ *   <li>Vert.x's "Discarding message since the consumer is not registered. address: kvpager...."
+ *       while a node of this process is closing ({@link Departures#anyStopping}): a peer that had not
+ *       yet heard of the stop sent to a worker or coordinator already undeployed; the sender's own
+ *       timeout answers it. About a consumer gone while no node stops, or an address not kvpager's,
+ *       the line stays;</li>
  *   <li>"Connection[...] closed. Reason: Exception in Connection[...]" with the stack trace of the
  *       socket's {@link IOException} (broken pipe, reset by peer: a member was killed) is said in
  *       one line, the exception's text at its end, instead of fourteen.</li>
@@ -45,6 +50,8 @@ public final class ConnectionNotices extends TurboFilter {
     static final String MEMBERSHIP_LOGGER = "com.hazelcast.internal.cluster.impl.MembershipManager";
     static final String CLUSTER_LOGGER = "com.hazelcast.internal.cluster.ClusterService";
     static final String MASTERSHIP_ACCEPTED = "is accepted";
+    static final String CONSUMER_LOGGER = "io.vertx.core.eventbus.impl.MessageConsumerImpl";
+    static final String DISCARDED = "Discarding message since the consumer is not registered. address: kvpager.";
     private static final Pattern ENDPOINT = Pattern.compile("endpoint (\\[[^\\]]+\\]:\\d+)");
     private static final Pattern SUSPECTED_MEMBER = Pattern.compile("Member (\\[[^\\]]+\\]:\\d+) - \\S+ " + SUSPECTED);
 
@@ -58,6 +65,10 @@ public final class ConnectionNotices extends TurboFilter {
         }
         if (logger.getName().startsWith(HAZELCAST) && (format.contains("Connection refused") || format.contains(SUSPECTED)
                 || format.contains(PARTITION_LOST) || format.contains(PARTITIONS_LOST)) && Departures.loggedWhileStopping(format)) {
+            dropped.incrementAndGet();
+            return FilterReply.DENY;
+        }
+        if (CONSUMER_LOGGER.equals(logger.getName()) && format.startsWith(DISCARDED) && Departures.anyStopping()) {
             dropped.incrementAndGet();
             return FilterReply.DENY;
         }
@@ -90,7 +101,7 @@ public final class ConnectionNotices extends TurboFilter {
         return FilterReply.NEUTRAL;
     }
 
-    /** How many lines about leaving members, or logged by a stopping member, this filter has dropped. */
+    /** How many lines about leaving members, or logged by a stopping node, this filter has dropped. */
     public long dropped() {
         return dropped.get();
     }

@@ -120,6 +120,31 @@ class ConnectionNoticesTest {
         assertThat(notices.decide(null, context.getLogger("io.kvpager.Other"), Level.WARN, suspected, null, null))
                 .as("not Hazelcast's").isEqualTo(FilterReply.NEUTRAL);
         assertThat(notices.dropped()).isEqualTo(4);
+
+        Departures.stopped("127.0.0.1", self);
+        assertThat(notices.decide(null, connections, Level.WARN, refused, null, null)).as("once stopped").isEqualTo(FilterReply.NEUTRAL);
+    }
+
+    @Test
+    void aMessageDiscardedByAKvpagerConsumerIsDroppedOnlyWhileANodeOfTheProcessStops() {
+        ConnectionNotices notices = new ConnectionNotices();
+        Logger consumers = context.getLogger(ConnectionNotices.CONSUMER_LOGGER);
+        String discarded = "Discarding message since the consumer is not registered. address: kvpager.llama.pp0.tp1";
+        assertThat(notices.decide(null, consumers, Level.WARN, discarded, null, null)).as("no node stopping").isEqualTo(FilterReply.NEUTRAL);
+
+        int self = freePort();
+        Departures.stopping("127.0.0.1", self);
+        try {
+            assertThat(notices.decide(null, consumers, Level.WARN, discarded, null, null)).isEqualTo(FilterReply.DENY);
+            assertThat(notices.decide(null, consumers, Level.WARN, discarded.replace("kvpager.llama", "app.orders"), null, null))
+                    .as("an address not kvpager's").isEqualTo(FilterReply.NEUTRAL);
+            assertThat(notices.decide(null, context.getLogger("io.vertx.core.eventbus.impl.Other"), Level.WARN, discarded, null, null))
+                    .as("another logger").isEqualTo(FilterReply.NEUTRAL);
+        } finally {
+            Departures.stopped("127.0.0.1", self);
+        }
+        assertThat(notices.decide(null, consumers, Level.WARN, discarded, null, null)).as("the node stopped").isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.dropped()).isEqualTo(1);
     }
 
     @Test

@@ -266,12 +266,15 @@ public final class ClusterNode {
         if (closing == null) {
             long began = System.nanoTime();
             ClusterMembership.of(manager).stopping();
+            Address self;
             try {
-                Address self = manager.getHazelcastInstance().getCluster().getLocalMember().getAddress();
+                self = manager.getHazelcastInstance().getCluster().getLocalMember().getAddress();
                 Departures.stopping(self.getHost(), self.getPort());
             } catch (RuntimeException notRunning) {
                 // its member already stopped: it logs nothing more about its peers
+                self = null;
             }
+            Address member = self;
             String id = nodeId();
             closing = directory().leave().timeout(LEAVE_DIRECTORY_TIMEOUT_S, TimeUnit.SECONDS).transform(left -> {
                 if (left.failed()) {
@@ -291,6 +294,9 @@ public final class ClusterNode {
                 }
                 return sayLeaving(id);
             }).transform(said -> vertx.close()).andThen(closed -> {
+                if (member != null) {
+                    Departures.stopped(member.getHost(), member.getPort());
+                }
                 if (closed.succeeded()) {
                     log.info("node left cluster {} in {} ms", clusterName, (System.nanoTime() - began) / 1_000_000);
                 } else {

@@ -65,6 +65,19 @@ public final class Departures {
         STOPPING.add(endpoint(host, port));
     }
 
+    /** This process's member at {@code host}:{@code port} has stopped: its node's close has ended. */
+    public static void stopped(String host, int port) {
+        STOPPING.remove(endpoint(host, port));
+    }
+
+    /**
+     * Whether a node of this process is closing now: a message that reaches one of its event-bus
+     * consumers already gone, sent by a peer that had not yet heard of the stop, is then expected.
+     */
+    public static boolean anyStopping() {
+        return !STOPPING.isEmpty();
+    }
+
     /**
      * Whether {@code line} was logged by a member of this process that is stopping: Hazelcast begins
      * each line of a member with that member's endpoint ({@code [127.0.0.1]:5703 [cluster] ...}).

@@ -120,6 +120,8 @@ class ClusterNodeCloseTest {
         var closing = node.close();
         // set before the close waits on anything: ranks heard leaving from here on are told at INFO
         assertThat(membership.isStopping()).isTrue();
+        assertThat(Departures.anyStopping()).as("the process's log filter counts a node closing").isTrue();
         TestClusters.await(closing);
+        assertThat(Departures.anyStopping()).as("no longer once it has closed").isFalse();
     }
 }
