@@ -205,7 +205,8 @@ public final class DemoRun implements AutoCloseable {
         closeCaches();
         leakedHandles().ifPresent(violations::add);
         OfferedLoad offered = OfferedLoad.of(scale, trace);
-        return new DemoReport(settings, reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
+        // the report tells the GPU's memory as the run found it: on cuda the device's, not --capacity's default
+        return new DemoReport(settings.withGpuBytes(deviceBytes), reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
                 violations, sampler.account.totals());
     }
 

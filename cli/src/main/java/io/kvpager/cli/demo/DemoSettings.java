@@ -150,6 +150,12 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
                 gpuMemoryPercent, policy, trace, targets, other, load);
     }
 
+    /** The same run on a GPU of {@code other} bytes (on cuda, the device's own memory, not {@code --capacity}). */
+    public DemoSettings withGpuBytes(long other) {
+        return new DemoSettings(models, tp, seed, duration, step, other, device, gpu, limits, chart, idleHandlePages,
+                gpuMemoryPercent, policy, trace, targets, weights, load);
+    }
+
     /** The same run drawing its chart to another file. */
     public DemoSettings withChart(Path other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, other, idleHandlePages,
