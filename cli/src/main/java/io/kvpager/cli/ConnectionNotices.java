@@ -9,6 +9,7 @@ import org.slf4j.Marker;
 
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -56,6 +57,17 @@ public final class ConnectionNotices extends TurboFilter {
     private static final Pattern SUSPECTED_MEMBER = Pattern.compile("Member (\\[[^\\]]+\\]:\\d+) - \\S+ " + SUSPECTED);
 
     private final AtomicLong dropped = new AtomicLong();
+    /** Whether a node of this process is closing: {@link Departures#anyStopping}, or a test's own. */
+    private final BooleanSupplier nodeStopping;
+
+    /** The filter {@code config/logback.xml} installs. */
+    public ConnectionNotices() {
+        this(Departures::anyStopping);
+    }
+
+    ConnectionNotices(BooleanSupplier nodeStopping) {
+        this.nodeStopping = nodeStopping;
+    }
     private final AtomicLong shortened = new AtomicLong();
 
     @Override
@@ -68,7 +80,7 @@ public final class ConnectionNotices extends TurboFilter {
             dropped.incrementAndGet();
             return FilterReply.DENY;
         }
-        if (CONSUMER_LOGGER.equals(logger.getName()) && format.startsWith(DISCARDED) && Departures.anyStopping()) {
+        if (CONSUMER_LOGGER.equals(logger.getName()) && format.startsWith(DISCARDED) && nodeStopping.getAsBoolean()) {
             dropped.incrementAndGet();
             return FilterReply.DENY;
         }

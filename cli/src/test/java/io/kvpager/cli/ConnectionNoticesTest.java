@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -127,22 +128,20 @@ class ConnectionNoticesTest {
 
     @Test
     void aMessageDiscardedByAKvpagerConsumerIsDroppedOnlyWhileANodeOfTheProcessStops() {
-        ConnectionNotices notices = new ConnectionNotices();
+        AtomicBoolean stopping = new AtomicBoolean();
+        ConnectionNotices notices = new ConnectionNotices(stopping::get);
         Logger consumers = context.getLogger(ConnectionNotices.CONSUMER_LOGGER);
         String discarded = "Discarding message since the consumer is not registered. address: kvpager.llama.pp0.tp1";
         assertThat(notices.decide(null, consumers, Level.WARN, discarded, null, null)).as("no node stopping").isEqualTo(FilterReply.NEUTRAL);
 
-        int self = freePort();
-        Departures.stopping("127.0.0.1", self);
-        try {
-            assertThat(notices.decide(null, consumers, Level.WARN, discarded, null, null)).isEqualTo(FilterReply.DENY);
-            assertThat(notices.decide(null, consumers, Level.WARN, discarded.replace("kvpager.llama", "app.orders"), null, null))
-                    .as("an address not kvpager's").isEqualTo(FilterReply.NEUTRAL);
-            assertThat(notices.decide(null, context.getLogger("io.vertx.core.eventbus.impl.Other"), Level.WARN, discarded, null, null))
-                    .as("another logger").isEqualTo(FilterReply.NEUTRAL);
-        } finally {
-            Departures.stopped("127.0.0.1", self);
-        }
+        stopping.set(true);
+        assertThat(notices.decide(null, consumers, Level.WARN, discarded, null, null)).isEqualTo(FilterReply.DENY);
+        assertThat(notices.decide(null, consumers, Level.WARN, discarded.replace("kvpager.llama", "app.orders"), null, null))
+                .as("an address not kvpager's").isEqualTo(FilterReply.NEUTRAL);
+        assertThat(notices.decide(null, context.getLogger("io.vertx.core.eventbus.impl.Other"), Level.WARN, discarded, null, null))
+                .as("another logger").isEqualTo(FilterReply.NEUTRAL);
+
+        stopping.set(false);
         assertThat(notices.decide(null, consumers, Level.WARN, discarded, null, null)).as("the node stopped").isEqualTo(FilterReply.NEUTRAL);
         assertThat(notices.dropped()).isEqualTo(1);
     }
