@@ -29,7 +29,8 @@ import java.util.Map;
  * the next round: a worker may still be starting. A 400 or 409 to {@code create-tensors} is final
  * (a bad geometry, or another geometry already there) and fails the start at once; an impatient
  * start (a rank rejoining on the allocation path) fails at the first error. Every error seen is
- * kept: a start that times out ends its message with {@code "; last error: <the last one>"}.
+ * kept: a start that times out ends its message with {@code "; last error: <the last one>"}, a
+ * rank's own error, not the timeout of a last round that the deadline cut short.
  * Runs on the coordinator's context.
  */
 public final class TensorStart {
@@ -110,6 +111,7 @@ public final class TensorStart {
         }
         // a hung rank must not hold a round past the deadline
         long timeout = Math.max(1, Math.min(fanOut.sendTimeoutMs(), left));
+        boolean cutShort = timeout < fanOut.sendTimeoutMs();
         List<RankTarget> toCreate = ranksIn(State.TO_CREATE);
         Future<List<RankReply>> created = toCreate.isEmpty() ? Future.succeededFuture(List.of())
                 : fanOut.send(toCreate, tensors, timeout);
@@ -125,7 +127,7 @@ public final class TensorStart {
                 } else if (!patient || reply.code() == FailureCode.BAD_REQUEST || reply.code() == FailureCode.CONFLICT) {
                     fatal.add(reply.failure());
                 } else {
-                    remember(reply);
+                    remember(reply, cutShort);
                 }
             }
             if (!fatal.isEmpty()) {
@@ -140,7 +142,7 @@ public final class TensorStart {
                         for (RankReply sent : answers) {
                             RankReply answer = read(sent, WorkerAction.TENSORS_CREATED);
                             if (!answer.succeeded()) {
-                                remember(answer);
+                                remember(answer, cutShort);
                                 failed.add(answer.failure());
                             } else if (TensorsCreatedReply.fromJson(answer.body()).created()) {
                                 states.put(answer.rank(), State.READY);
@@ -197,7 +199,15 @@ public final class TensorStart {
         }
     }
 
-    private void remember(RankReply reply) {
+    /**
+     * Keeps {@code reply}'s failure as its rank's and the start's last error; but a timeout of a
+     * round the deadline {@code cutShort} (the start ran out of time, not the rank) does not hide
+     * the error that rank gave before it.
+     */
+    private void remember(RankReply reply, boolean cutShort) {
+        if (cutShort && reply.code() == FailureCode.TIMEOUT && lastFailures.containsKey(reply.rank())) {
+            return;
+        }
         lastError = reply.failure();
         lastFailures.put(reply.rank(), reply.failure());
     }

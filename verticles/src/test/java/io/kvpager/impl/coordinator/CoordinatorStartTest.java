@@ -54,6 +54,23 @@ class CoordinatorStartTest {
     }
 
     @Test
+    void aRankThatErrsThenFallsSilentIsToldByItsErrorNotByTheTimeoutOfTheRoundTheDeadlineCutShort(Vertx vertx) {
+        String name = "start-silent";
+        ScriptedRank scripted = threeWorkersAndAScriptedRank(vertx, name);
+        scripted.script("tensors-created", new ScriptedRank.Fail(500, "cuMemAddressReserve failed: CUDA_ERROR_OUT_OF_MEMORY"));
+        scripted.always("tensors-created", new ScriptedRank.Silent(false));
+
+        Throwable e = failure(KvCache.deploy(vertx, options(name)));
+        assertThat(((KvPagerException) e).code()).isEqualTo(FailureCode.TIMEOUT);
+        assertThat(scripted.received("tensors-created")).as("a second round was asked, and timed out at the deadline").hasSizeGreaterThan(1);
+        assertThat(e.getMessage()).contains("tensors of group 0 not ready on pp0/tp3 after 250 ms")
+                .endsWith("; last error: pp0/tp3 DRIVER_ERROR (500): pp0/tp3 group 0: cuMemAddressReserve failed: "
+                        + "CUDA_ERROR_OUT_OF_MEMORY");
+        assertThat(((KvPagerException) e).failures()).singleElement().satisfies(f ->
+                assertThat(f.message()).endsWith("cuMemAddressReserve failed: CUDA_ERROR_OUT_OF_MEMORY"));
+    }
+
+    @Test
     void aRankThatNeverCreatesItsTensorsFailsTheDeployAfterTheDeadline(Vertx vertx) {
         String name = "start-never";
         ScriptedRank scripted = threeWorkersAndAScriptedRank(vertx, name);
