@@ -58,6 +58,11 @@ public final class ClusterNode {
      * Hazelcast "Connecting to self!" for a minute) can hold the publishing thread far longer.
      */
     static final long LEAVE_NOTICE_TIMEOUT_MS = 2000;
+    /**
+     * Hazelcast's system property for waking a member connection's I/O thread through its selector
+     * when a frame is written; a node sets it to {@code false} unless it is set already.
+     */
+    static final String SELECTION_KEY_WAKEUP = "hazelcast.io.selectionKeyWakeupEnabled";
 
     private final Vertx vertx;
     private final HazelcastClusterManager manager;
@@ -106,6 +111,13 @@ public final class ClusterNode {
             if (System.getProperty("hazelcast.logging.type") == null) {
                 // Hazelcast reads its logging type before any config: the property is how to give it
                 System.setProperty("hazelcast.logging.type", "slf4j");
+            }
+            if (System.getProperty(SELECTION_KEY_WAKEUP) == null) {
+                // Hazelcast reads it as each member starts its networking (docs/cluster.md, "A pause that split
+                // a healthy member off"): a frame written to a member connection goes through the task queue of
+                // the connection's I/O thread, not through its selector, which a pipeline spinning on the same
+                // thread (seen while a member was paused) keeps from ever running
+                System.setProperty(SELECTION_KEY_WAKEUP, "false");
             }
             Config config = MemberConfig.of(checked, clusterName);
             foreignMembers = ForeignMembers.listenTo(config);

@@ -15,6 +15,7 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.AsyncMap;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -84,6 +85,7 @@ class PauseSoakTest {
     private final LongAdder unreadSamples = new LongAdder();
     private final AtomicLong maxOverGrant = new AtomicLong();
     private final List<String> overGrants = new ArrayList<>();
+    private final List<String> splitOff = new ArrayList<>();
     private volatile boolean holding;
     private volatile boolean stopping;
 
@@ -150,18 +152,32 @@ class PauseSoakTest {
             long stopped = System.nanoTime();
             processes[victim].pause();
             long removedMs;
+            // the fewest members this node counts while the victim is paused: below 3, a member that runs
+            // on was split off too (docs/cluster.md, "A pause that split a healthy member off")
+            int[] fewest = {Integer.MAX_VALUE};
             // while the membership settles a request may fail for a moment (a registration not yet back):
             // each wait asks again until its bound, which a lasting failure still exceeds
             try {
-                await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 3);
+                await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> counted(fewest) == 3);
                 if (victim == 0) {
-                    await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100)).until(() -> cache.released(0) && cache.released(1));
+                    await().ignoreExceptions().atMost(PAUSE).pollInterval(Duration.ofMillis(100))
+                            .until(() -> {
+                                counted(fewest);
+                                return cache.released(0) && cache.released(1);
+                            });
                 }
                 removedMs = (System.nanoTime() - stopped) / 1_000_000;
+            } catch (ConditionTimeoutException e) {
+                throw new AssertionError("cycle " + cycle + ": " + names[victim] + " paused was not " + (victim == 0 ? "removed and released" : "removed")
+                        + " within " + PAUSE.toSeconds() + " s; this node counted " + fewest[0] + " members at the fewest"
+                        + (fewest[0] < 3 ? " (a member that ran on was split off too)" : ""), e);
             } finally {
                 processes[victim].resume();
             }
             long resumed = System.nanoTime();
+            if (fewest[0] < 3) {
+                splitOff.add("cycle " + cycle + " (" + names[victim] + " paused): " + fewest[0] + " members at the fewest");
+            }
             await().ignoreExceptions().atMost(HEAL).pollInterval(Duration.ofMillis(100)).until(() -> here.members() == 4);
             cache.untilAllocates(HEAL);
             long servedMs = (System.nanoTime() - resumed) / 1_000_000;
@@ -173,10 +189,11 @@ class PauseSoakTest {
             holding = false;
             callers.forEach(caller -> traffic.runOnContext(v -> next(caller)));
             long displaced = displacedInCycle.sum();
-            System.out.printf("pause soak cycle %d/%d: %s paused, %s %d ms after SIGSTOP, serving again %d ms after SIGCONT%s%n",
+            System.out.printf("pause soak cycle %d/%d: %s paused, %s %d ms after SIGSTOP, serving again %d ms after SIGCONT%s%s%n",
                     cycle, CYCLES, names[victim], victim == 0 ? "removed and released" : "removed", removedMs, servedMs,
                     displaced == 0 ? "" : ", " + displaced + " answers DISPLACED from " + (firstDisplaced.get() - resumed) / 1_000_000
-                            + " to " + (lastDisplaced.get() - resumed) / 1_000_000 + " ms after SIGCONT");
+                            + " to " + (lastDisplaced.get() - resumed) / 1_000_000 + " ms after SIGCONT",
+                    fewest[0] < 3 ? ", a member that ran on was split off too" : "");
         }
 
         // the end: everything held is freed, nothing is left anywhere
@@ -197,13 +214,21 @@ class PauseSoakTest {
                 .noneMatch(gpu -> String.valueOf(await(shares.get(gpu))).contains("psoak.group0")));
 
         System.out.printf("pause soak: seed %d, %d cycles %s in %d s, %s, stuck %d, budget samples %d (unread %d), max over-grant %d bytes,"
-                        + " blocks left in the ledger %d%n", SEED, CYCLES, paused, (System.nanoTime() - began) / 1_000_000_000,
-                new TreeMap<>(outcomes), stuck.sum(), samples.sum(), unreadSamples.sum(), maxOverGrant.get(), leftInLedger);
+                        + " blocks left in the ledger %d, cycles with a member split off %d%n", SEED, CYCLES, paused, (System.nanoTime() - began) / 1_000_000_000,
+                new TreeMap<>(outcomes), stuck.sum(), samples.sum(), unreadSamples.sum(), maxOverGrant.get(), leftInLedger, splitOff.size());
+        assertThat(splitOff).as("cycles in which a member that ran on was split off while another was paused").isEmpty();
         assertThat(stuck.sum()).as("requests not answered within their deadline").isZero();
         assertThat(overGrants).as("budget records granting more than the GPU").isEmpty();
         assertThat(samples.sum()).as("budget samples").isPositive();
         assertThat(leftInLedger).as("blocks the ledger holds that no caller does").isZero();
         assertThat(outcomes).containsKey("alloc served");
+    }
+
+    /** The members this node counts now, kept in {@code fewest[0]} when fewer than before. */
+    private int counted(int[] fewest) {
+        int members = here.members();
+        fewest[0] = Math.min(fewest[0], members);
+        return members;
     }
 
     /** Stops the callers taking new steps and waits until none has a request in flight. */
