@@ -136,6 +136,12 @@ final class DemoCommand implements Callable<Integer> {
                     + "what the GPU holds, each model's bursts above its share).")
     double load;
 
+    @Option(names = "--attention-bandwidth", paramLabel = "TB/S", defaultValue = DemoSettings.DEFAULT_ATTENTION_TBPS,
+            description = "How fast the GPU's decode attention reads KV, in TB/s: the trace's rate is scaled to it, and the simulated "
+                    + "device's attention runs at it; above 0, at most 100 (default: ${DEFAULT-VALUE}, the H200's as measured; "
+                    + "an H100 measured 2.3 to 2.8, docs/sharing.md).")
+    double attentionTbps;
+
     @Option(names = "--slo-ttft", paramLabel = "TIME", defaultValue = ServiceTargets.DEFAULT_TTFT, converter = DurationConverter.class,
             description = "Service target for the time to first token, arrival to first decode step (default: ${DEFAULT-VALUE}).")
     Duration sloTtft;
@@ -283,7 +289,7 @@ final class DemoCommand implements Callable<Integer> {
                     : TraceChoice.of(tracePreset != null ? TracePreset.of(tracePreset) : TraceChoice.DEFAULT_PRESET);
             return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out,
                     idleHandlePages, gpuMemoryPercent, sharing, traceChoice, new ServiceTargets(sloTtft, sloTpot),
-                    WeightFormat.of(weights), load);
+                    WeightFormat.of(weights), load, attentionTbps * 1e12);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

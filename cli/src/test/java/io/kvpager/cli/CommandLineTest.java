@@ -91,6 +91,11 @@ class CommandLineTest {
         "demo --load 4.5",
         "demo --load NaN",
         "demo --load lots",
+        "demo --attention-bandwidth 0",
+        "demo --attention-bandwidth -2.7",
+        "demo --attention-bandwidth 101",
+        "demo --attention-bandwidth NaN",
+        "demo --attention-bandwidth fast",
         "limit",
         "limit model-7b",
         "limit model-7b 12XB",
@@ -127,6 +132,8 @@ class CommandLineTest {
                 .contains("no trace preset 'zigzag'; presets: rotating, overlapping, steady-bursts");
         assertThat(run("demo", "--compare", "--policy", "static").err()).contains("--compare runs every policy; leave out --policy static");
         assertThat(run("demo", "--slo-ttft", "0ms").err()).contains("--slo-ttft").contains("must be a positive duration");
+        assertThat(run("demo", "--attention-bandwidth", "0").err())
+                .contains("--attention-bandwidth must be above 0 and at most 100 TB/s").contains("got 0.0");
     }
 
     @Test

@@ -116,7 +116,7 @@ public final class DemoRun implements AutoCloseable {
             if (settings.device().equals("cuda")) {
                 run.attention = DemoAttention.open(vertx, settings.models(), settings.tp(), settings.gpu(), settings.weights());
             } else {
-                run.simAttention = new SimAttention(vertx);
+                run.simAttention = new SimAttention(vertx, settings.attentionBandwidth());
             }
         } catch (RuntimeException e) {
             run.close();
@@ -180,7 +180,7 @@ public final class DemoRun implements AutoCloseable {
         Context context = vertx.getOrCreateContext();
         // requests live as many steps as they decode tokens: the trace is sized in pages, at the steps the GPU takes under its load
         OfferedLoad.Scale scale = new OfferedLoad.Scale(settings.models(), settings.tp(), settings.weights(), traceBudget(),
-                settings.duration(), settings.step());
+                settings.duration(), settings.step(), settings.attentionBandwidth());
         TraceReplay.Plan plan = settings.trace().plan(scale, settings.load(), settings.seed());
         List<TraceRequest> trace = plan.requests();
         Clock clock = new Clock();

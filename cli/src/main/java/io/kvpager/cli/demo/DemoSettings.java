@@ -28,11 +28,13 @@ import java.util.Objects;
  * @param targets the service-level targets each request is checked against
  * @param weights how the models hold their weights on the GPU: memory the caches cannot have, read by every step
  * @param load the mean KV the trace offers, in pages, as a share of the caches' memory ({@link OfferedLoad})
+ * @param attentionBandwidth the bytes per second the GPU's decode attention reads KV at: the trace's rate is
+ *     scaled to it, and the simulated device models its attention at it ({@link SimAttention})
  */
 public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duration duration, Duration step, long gpuBytes,
         String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages,
         Integer gpuMemoryPercent, SharingPolicy policy, TraceChoice trace, ServiceTargets targets, WeightFormat weights,
-        double load) {
+        double load, double attentionBandwidth) {
 
     /** The share of the GPU the models take by default: the CUDA context and the attention buffers need the rest. */
     public static final int DEFAULT_MEMORY_PERCENT = 90;
@@ -40,6 +42,10 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
     public static final String DEFAULT_LOAD = "0.9";
     /** The most load a run may offer: four times the caches' memory is an overload that measures nothing more. */
     public static final double MAX_LOAD = 4;
+    /** The attention bandwidth by default, in TB/s: the H200's, as measured ({@link SimAttention#H200_BANDWIDTH_BYTES_PER_S}). */
+    public static final String DEFAULT_ATTENTION_TBPS = "4.3";
+    /** The most attention bandwidth a run may name, in TB/s: above any GPU's memory. */
+    public static final double MAX_ATTENTION_TBPS = 100;
 
     public DemoSettings {
         models = List.copyOf(models);
@@ -65,6 +71,10 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         OptionRules.atLeast("--idle-handle-pages", idleHandlePages, 0);
         if (gpuMemoryPercent != null) {
             OptionRules.percent("--gpu-memory-percent", gpuMemoryPercent);
+        }
+        if (!(attentionBandwidth > 0 && attentionBandwidth <= MAX_ATTENTION_TBPS * 1e12)) {
+            throw new IllegalArgumentException("--attention-bandwidth must be above 0 and at most " + (int) MAX_ATTENTION_TBPS
+                    + " TB/s (the GPU's decode attention reads, e.g. 4.3 for an H200), got " + attentionBandwidth / 1e12);
         }
         if (!(load > 0 && load <= MAX_LOAD)) {
             throw new IllegalArgumentException("--load must be above 0 and at most " + (int) MAX_LOAD
@@ -141,24 +151,24 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
     /** The same run under another policy. */
     public DemoSettings withPolicy(SharingPolicy other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
-                gpuMemoryPercent, other, trace, targets, weights, load);
+                gpuMemoryPercent, other, trace, targets, weights, load, attentionBandwidth);
     }
 
     /** The same run with the weights held as {@code other}. */
     public DemoSettings withWeights(WeightFormat other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
-                gpuMemoryPercent, policy, trace, targets, other, load);
+                gpuMemoryPercent, policy, trace, targets, other, load, attentionBandwidth);
     }
 
     /** The same run on a GPU of {@code other} bytes (on cuda, the device's own memory, not {@code --capacity}). */
     public DemoSettings withGpuBytes(long other) {
         return new DemoSettings(models, tp, seed, duration, step, other, device, gpu, limits, chart, idleHandlePages,
-                gpuMemoryPercent, policy, trace, targets, weights, load);
+                gpuMemoryPercent, policy, trace, targets, weights, load, attentionBandwidth);
     }
 
     /** The same run drawing its chart to another file. */
     public DemoSettings withChart(Path other) {
         return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, other, idleHandlePages,
-                gpuMemoryPercent, policy, trace, targets, weights, load);
+                gpuMemoryPercent, policy, trace, targets, weights, load, attentionBandwidth);
     }
 }

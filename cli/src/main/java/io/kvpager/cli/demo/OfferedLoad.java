@@ -32,13 +32,19 @@ public record OfferedLoad(List<String> models, List<Double> perModel, double all
     }
 
     /**
-     * What a trace is sized against: the models, how they run, the caches' memory, the run's length
-     * and the engines' step (the shortest a step lasts).
+     * What a trace is sized against: the models, how they run, the caches' memory, the run's length,
+     * the engines' step (the shortest a step lasts) and the bytes per second attention reads KV at.
      */
-    record Scale(List<ModelProfile> models, int tp, WeightFormat weights, long cacheBytes, Duration duration, Duration minStep) {
+    record Scale(List<ModelProfile> models, int tp, WeightFormat weights, long cacheBytes, Duration duration, Duration minStep,
+            double bandwidth) {
 
         Scale {
             models = List.copyOf(models);
+        }
+
+        /** At the H200's attention bandwidth. */
+        Scale(List<ModelProfile> models, int tp, WeightFormat weights, long cacheBytes, Duration duration, Duration minStep) {
+            this(models, tp, weights, cacheBytes, duration, minStep, SimAttention.H200_BANDWIDTH_BYTES_PER_S);
         }
 
         long runMs() {
@@ -81,8 +87,8 @@ public record OfferedLoad(List<String> models, List<Double> perModel, double all
                 fixedMs += (SimAttention.weightNanos(model, scale.weights()) + SimAttention.launchNanos(model, scale.tp())) / 1e6;
             }
         }
-        double k = demand.readByteSteps / scale.runMs() / SimAttention.BANDWIDTH_BYTES_PER_S * 1e3;
-        double fullMs = fixedMs + scale.cacheBytes() / SimAttention.BANDWIDTH_BYTES_PER_S * 1e3;
+        double k = demand.readByteSteps / scale.runMs() / scale.bandwidth() * 1e3;
+        double fullMs = fixedMs + scale.cacheBytes() / scale.bandwidth() * 1e3;
         double loadedMs = k < 1 ? Math.min(fixedMs / (1 - k), fullMs) : fullMs;
         return Math.max(scale.minStep().toNanos() / 1e6, loadedMs);
     }

@@ -12,8 +12,8 @@ import java.util.Locale;
  * modelled rather than run, so that the simulated demo's steps last as long as the GPU's do.
  *
  * <p>A step of a model reads the KV of every decoding sequence, every layer and rank:
- * {@code tokens x bytesPerToken} bytes, at {@link #BANDWIDTH_BYTES_PER_S} (the H200's measured
- * attention bandwidth), plus {@link #LAUNCH_MICROS} per kernel launch (one per layer and rank), and
+ * {@code tokens x bytesPerToken} bytes, at the run's attention bandwidth ({@code --attention-bandwidth};
+ * by default {@link #H200_BANDWIDTH_BYTES_PER_S}, the H200's measured), plus {@link #LAUNCH_MICROS} per kernel launch (one per layer and rank), and
  * the model's weights (as {@link WeightFormat} holds them) at {@link #WEIGHT_BYTES_PER_S}, as
  * {@link WeightReads} reads them on the GPU: every step that has a request running, decoding or
  * prefilling, reads them once. All
@@ -30,29 +30,40 @@ import java.util.Locale;
  */
 final class SimAttention {
 
-    /** Bytes per second attention reads at: the H200's measured decode attention bandwidth. */
-    static final double BANDWIDTH_BYTES_PER_S = 4.3e12;
+    /** Bytes per second attention reads at on the H200: its measured decode attention bandwidth. */
+    static final double H200_BANDWIDTH_BYTES_PER_S = 4.3e12;
     /** Fixed time per kernel launch (one per layer and rank), fitted to the 70b's launch-bound steps. */
     static final double LAUNCH_MICROS = 20;
     /** Bytes per second the weights are read at: {@link WeightReads}' streaming read, 4.52 to 4.58 TB/s on the H200. */
     static final double WEIGHT_BYTES_PER_S = 4.55e12;
 
     private final Vertx vertx;
+    /** Bytes per second this device's attention reads KV at. */
+    private final double bandwidth;
     private final List<Model> models = new ArrayList<>();
     /** When the attention asked so far will have finished, on {@link System#nanoTime}. */
     private long busyUntilNanos = Long.MIN_VALUE;
 
-    SimAttention(Vertx vertx) {
+    SimAttention(Vertx vertx, double bandwidth) {
         this.vertx = vertx;
+        this.bandwidth = bandwidth;
     }
 
-    /** The modelled time of one step's attention over {@code tokens} tokens of KV (no launch when none decode). */
+    /** The modelled time of one step's attention over {@code tokens} tokens of KV on the H200. */
     static long stepNanos(ModelProfile model, int tp, long tokens) {
+        return stepNanos(model, tp, tokens, H200_BANDWIDTH_BYTES_PER_S);
+    }
+
+    /**
+     * The modelled time of one step's attention over {@code tokens} tokens of KV read at {@code bandwidth}
+     * bytes per second (no launch when none decode).
+     */
+    static long stepNanos(ModelProfile model, int tp, long tokens, double bandwidth) {
         if (tokens == 0) {
             return 0;
         }
         double bytes = (double) tokens * model.bytesPerToken(tp);
-        return Math.round(bytes / BANDWIDTH_BYTES_PER_S * 1e9 + launchNanos(model, tp));
+        return Math.round(bytes / bandwidth * 1e9 + launchNanos(model, tp));
     }
 
     /** The modelled launch time of one step's attention: one kernel per layer and rank. */
@@ -75,7 +86,7 @@ final class SimAttention {
             for (int length : lengths) {
                 tokens += length;
             }
-            long nanos = stepNanos(model, tp, tokens) + weightNanos;
+            long nanos = stepNanos(model, tp, tokens, bandwidth) + weightNanos;
             long now = System.nanoTime();
             long done;
             synchronized (this) {
@@ -99,7 +110,7 @@ final class SimAttention {
     synchronized List<String> summary() {
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "decode steps modelled on the simulated GPU (KV at %.1f TB/s, %.0f us per launch, weights at %.2f TB/s; "
-                        + "one device shared by every model):", BANDWIDTH_BYTES_PER_S / 1e12, LAUNCH_MICROS, WEIGHT_BYTES_PER_S / 1e12));
+                        + "one device shared by every model):", bandwidth / 1e12, LAUNCH_MICROS, WEIGHT_BYTES_PER_S / 1e12));
         for (Model m : models) {
             lines.add("  " + (m.steps == 0 ? String.format(Locale.ROOT, "%-5s no decode step ran attention", m.model.name())
                     : String.format(Locale.ROOT, "%-5s %6d steps  %6.1f sequences/step  %8.3f ms/step (weights %.3f)  %7.1f MiB KV/step",

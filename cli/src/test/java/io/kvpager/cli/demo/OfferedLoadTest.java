@@ -62,6 +62,25 @@ class OfferedLoadTest {
     }
 
     @Test
+    void aSlowerGpusStepReadsTheSameKvForLongerSoItsTraceIsSizedToTheBandwidthItNames() {
+        // the demand of the test above, half a second of KV per second of run at 4.3 TB/s, on a GPU that reads at 2.15 TB/s:
+        // s = 10.02 + s, which no step satisfies: the step reads all the caches hold, 40 ms, plus the weights and the launch
+        ModelProfile heavy = new ModelProfile("w", 1, 8, 128, 16, KvFormat.BF16, 45_500_000_000L);
+        OfferedLoad.Demand demand = new OfferedLoad.Demand(1);
+        demand.pageByteSteps[0] = 1;
+        demand.readByteSteps = 0.5 * 10_000 * 4.3e9;
+        OfferedLoad.Scale h200 = new OfferedLoad.Scale(List.of(heavy), 1, WeightFormat.FP8, 86_000_000_000L, Duration.ofSeconds(10),
+                Duration.ofMillis(1));
+        OfferedLoad.Scale slower = new OfferedLoad.Scale(List.of(heavy), 1, WeightFormat.FP8, 86_000_000_000L, Duration.ofSeconds(10),
+                Duration.ofMillis(1), 2.15e12);
+        assertThat(OfferedLoad.stepMs(h200, demand)).isCloseTo(20.04, within(1e-9));
+        assertThat(OfferedLoad.stepMs(slower, demand)).isCloseTo(50.02, within(1e-9));
+        // a quarter of it: s = 10.02 + s / 2 at 2.15 TB/s, as half of it was at 4.3
+        demand.readByteSteps = 0.25 * 10_000 * 4.3e9;
+        assertThat(OfferedLoad.stepMs(slower, demand)).isCloseTo(20.04, within(1e-9));
+    }
+
+    @Test
     void everyPresetIsSizedToTheLoadAsked() {
         OfferedLoad.Scale scale = new OfferedLoad.Scale(ModelProfile.PRESETS, 2, WeightFormat.FP8, 42L << 30, Duration.ofSeconds(30),
                 Duration.ofMillis(20));
