@@ -71,7 +71,11 @@ class DisplacedQuietTest {
                 + other.nodeId() + "]; this one stays displaced and no longer answers at " + ADDRESS));
         assertThat(cache.stats().await(10, TimeUnit.SECONDS).reason()).as("its own stats say so").contains("displaced");
 
-        // every request is served by the other node, across two of the registrations' checks
+        // the cluster's view of the address settles (this node's removal of its registration reaches every member's
+        // routing a moment after the line, under load); from then on every request is served by the other node,
+        // across two of the registrations' checks
+        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
+                .until(() -> other.nodeId().equals(ask(here).getString("standIn")));
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2 * KeptRegistration.CHECK_MS + 500);
         int asked = 0;
         while (System.nanoTime() < until) {

@@ -116,8 +116,10 @@ public final class CoordinatorVerticle extends VerticleBase {
      * Stops answering at the coordinator address: another node's coordinator serves it, and a
      * request the cluster routed here would get {@code DISPLACED} instead of being served there.
      * The registration is no longer kept, so it does not come back.
+     *
+     * @return done once the consumer's unregistration is (a failed one as well: it is no longer kept either way)
      */
-    private void silence() {
+    private Future<Void> silence() {
         KeptRegistration keeper = kept;
         kept = null;
         if (keeper != null) {
@@ -125,9 +127,7 @@ public final class CoordinatorVerticle extends VerticleBase {
         }
         MessageConsumer<Object> listening = consumer;
         consumer = null;
-        if (listening != null) {
-            listening.unregister();
-        }
+        return listening == null ? Future.succeededFuture() : listening.unregister().recover(e -> Future.succeededFuture());
     }
 
     /**
@@ -224,9 +224,9 @@ public final class CoordinatorVerticle extends VerticleBase {
         switch (comeback.verdict()) {
             case ANOTHER_OWNER -> {
                 boolean answered = consumer != null;
-                silence();
-                log.warn("cache {} group {}: {}; this one stays displaced{}", old.pool().instance(), old.pool().group(), comeback.detail(),
-                        answered ? " and no longer answers at " + address : "");
+                // said once the address is no longer registered here, so that what the line says is true when it is read
+                silence().onComplete(ar -> log.warn("cache {} group {}: {}; this one stays displaced{}", old.pool().instance(),
+                        old.pool().group(), comeback.detail(), answered ? " and no longer answers at " + address : ""));
             }
             case SPLIT_OFF, UNANSWERED -> {
                 if (waiting != old || waitingFor != comeback.verdict()) {
