@@ -139,7 +139,7 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--attention-bandwidth", paramLabel = "TB/S", defaultValue = DemoSettings.DEFAULT_ATTENTION_TBPS,
             description = "How fast the GPU's decode attention reads KV, in TB/s: the trace's rate is scaled to it, and the simulated "
                     + "device's attention runs at it; above 0, at most 100 (default: ${DEFAULT-VALUE}, the H200's as measured; "
-                    + "an H100 measured 2.3 to 2.8, docs/sharing.md).")
+                    + "an H100's read 1.7 to 2.8, docs/sharing.md).")
     double attentionTbps;
 
     @Option(names = "--slo-ttft", paramLabel = "TIME", defaultValue = ServiceTargets.DEFAULT_TTFT, converter = DurationConverter.class,

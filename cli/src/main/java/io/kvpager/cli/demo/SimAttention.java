@@ -13,8 +13,8 @@ import java.util.Locale;
  *
  * <p>A step of a model reads the KV of every decoding sequence, every layer and rank:
  * {@code tokens x bytesPerToken} bytes, at the run's attention bandwidth ({@code --attention-bandwidth};
- * by default {@link #H200_BANDWIDTH_BYTES_PER_S}, the H200's measured), plus {@link #LAUNCH_MICROS} per kernel launch (one per layer and rank), and
- * the model's weights (as {@link WeightFormat} holds them) at {@link #WEIGHT_BYTES_PER_S}, as
+ * by default {@link #H200_BANDWIDTH_BYTES_PER_S}, the H200's measured), plus {@link #LAUNCH_MICROS}
+ * per kernel launch (one per layer and rank), and the model's weights (as {@link WeightFormat} holds them) at {@link #WEIGHT_BYTES_PER_S}, as
  * {@link WeightReads} reads them on the GPU: every step that has a request running, decoding or
  * prefilling, reads them once. All
  * models share one device: as on the GPU, where {@link DemoAttention} runs every model's kernels on
