@@ -23,8 +23,9 @@ import java.util.Locale;
  * @param perModel each model's mean pages held over its equal share of the caches' memory
  * @param all every model's mean pages held over the caches' memory
  * @param step the step the estimate assumes: what the GPU takes under this load
+ * @param bandwidth the bytes per second the step's attention reads KV at
  */
-public record OfferedLoad(List<String> models, List<Double> perModel, double all, Duration step) {
+public record OfferedLoad(List<String> models, List<Double> perModel, double all, Duration step, double bandwidth) {
 
     public OfferedLoad {
         models = List.copyOf(models);
@@ -70,7 +71,7 @@ public record OfferedLoad(List<String> models, List<Double> perModel, double all
             total += meanBytes;
         }
         return new OfferedLoad(scale.models().stream().map(ModelProfile::name).toList(), List.of(per), total / scale.cacheBytes(),
-                Duration.ofNanos(Math.round(stepMs * 1e6)));
+                Duration.ofNanos(Math.round(stepMs * 1e6)), scale.bandwidth());
     }
 
     /**
@@ -156,11 +157,15 @@ public record OfferedLoad(List<String> models, List<Double> perModel, double all
         return t * (q * (q + 1) / 2.0) + (double) r * (q + 1);
     }
 
-    /** E.g. "offered KV in pages (mean over the run, each request served at once, steps of 31 ms): 7b 1.21x its equal share, ...". */
+    /**
+     * E.g. "offered KV in pages (mean over the run, each request served at once, steps of 31.0 ms, KV read at 4.3 TB/s):
+     * 7b 1.21x its equal share, ...".
+     */
     @Override
     public String toString() {
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
-                "offered KV in pages (mean over the run, each request served at once, steps of %.1f ms):", step.toNanos() / 1e6));
+                "offered KV in pages (mean over the run, each request served at once, steps of %.1f ms, KV read at %.1f TB/s):",
+                step.toNanos() / 1e6, bandwidth / 1e12));
         for (int m = 0; m < models.size(); m++) {
             out.append(String.format(Locale.ROOT, " %s %.2fx%s", models.get(m), perModel.get(m), m == 0 ? " its equal share" : ""))
                     .append(m == models.size() - 1 ? ";" : ",");

@@ -84,7 +84,7 @@ class DemoTest {
             assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+all\\s.*\\snone\\s+held\\n");
         }
         assertThat(out).contains("comparison: the same trace under 3 policies, one after another (overlapping, sim GPU, tp 2, 2 s, seed 3, load 1.20")
-                .containsPattern("offered KV in pages \\(mean over the run, each request served at once, steps of [\\d.]+ ms\\): 7b [\\d.]+x its equal share, 70b [\\d.]+x;"
+                .containsPattern("offered KV in pages \\(mean over the run, each request served at once, steps of [\\d.]+ ms, KV read at 4\\.3 TB/s\\): 7b [\\d.]+x its equal share, 70b [\\d.]+x;"
                         + " all [\\d.]+x the caches' memory\\n")
                 .contains("arbitrated / static (").contains("arbitrated / first-come (")
                 .containsPattern("measured: arbitrated served [\\d,]+ tokens, SLO met by [\\d.]+% of requests; static [\\d,]+ tokens \\([\\d.-]+x\\)")
