@@ -138,10 +138,10 @@ public final class KvCacheMeters implements AutoCloseable {
                 Tags rankTags = tags.and("rank", rank.rank());
                 String name = rank.rank();
                 gauge("kvpager.rank.up", "1 when the rank answers", rankTags, instance, s -> up(s.rank(name)), null);
-                gauge("kvpager.rank.handles", "Driver handles of the pool alive on the rank", rankTags, instance,
-                        s -> s.rank(name) == null ? Double.NaN : s.rank(name).handles(), null);
-                gauge("kvpager.rank.device.used", "Device memory in use on the rank's GPU", rankTags, instance,
-                        s -> s.rank(name) == null ? Double.NaN : s.rank(name).deviceUsedBytes(), "bytes");
+                gauge("kvpager.rank.handles", "Driver handles of the pool alive on the rank (NaN while it does not answer)",
+                        rankTags, instance, s -> ofAnswering(s.rank(name), RankStats::handles), null);
+                gauge("kvpager.rank.device.used", "Device memory in use on the rank's GPU (NaN while the rank does not answer)",
+                        rankTags, instance, s -> ofAnswering(s.rank(name), RankStats::deviceUsedBytes), "bytes");
             }
         }
     }
@@ -154,6 +154,14 @@ public final class KvCacheMeters implements AutoCloseable {
             }
         }
         return Double.NaN;
+    }
+
+    /**
+     * What a rank that answered said, or NaN: a rank that does not answer (or is not listed) holds
+     * what nobody knows, not nothing.
+     */
+    static double ofAnswering(RankStats rank, ToLongFunction<RankStats> value) {
+        return rank == null || !rank.up() ? Double.NaN : value.applyAsLong(rank);
     }
 
     private static double up(RankStats rank) {
