@@ -57,6 +57,7 @@ public final class ConnectionNotices extends TurboFilter {
     private static final Pattern SUSPECTED_MEMBER = Pattern.compile("Member (\\[[^\\]]+\\]:\\d+) - \\S+ " + SUSPECTED);
 
     private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong shortened = new AtomicLong();
     /** Whether a node of this process is closing: {@link Departures#anyStopping}, or a test's own. */
     private final BooleanSupplier nodeStopping;
 
@@ -68,7 +69,6 @@ public final class ConnectionNotices extends TurboFilter {
     ConnectionNotices(BooleanSupplier nodeStopping) {
         this.nodeStopping = nodeStopping;
     }
-    private final AtomicLong shortened = new AtomicLong();
 
     @Override
     public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {

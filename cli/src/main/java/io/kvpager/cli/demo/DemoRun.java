@@ -206,8 +206,8 @@ public final class DemoRun implements AutoCloseable {
         leakedHandles().ifPresent(violations::add);
         OfferedLoad offered = OfferedLoad.of(scale, trace);
         // the report tells the GPU's memory as the run found it: on cuda the device's, not --capacity's default
-        return new DemoReport(settings.withGpuBytes(deviceBytes), reports, TraceTotals.of(trace), plan.description() + "; " + offered, offered, grants, stoppedAt,
-                violations, sampler.account.totals());
+        return new DemoReport(settings.withGpuBytes(deviceBytes), reports, TraceTotals.of(trace), plan.description() + "; " + offered,
+                offered, grants, stoppedAt, violations, sampler.account.totals());
     }
 
     /**

@@ -43,11 +43,6 @@ public record OfferedLoad(List<String> models, List<Double> perModel, double all
             models = List.copyOf(models);
         }
 
-        /** At the H200's attention bandwidth. */
-        Scale(List<ModelProfile> models, int tp, WeightFormat weights, long cacheBytes, Duration duration, Duration minStep) {
-            this(models, tp, weights, cacheBytes, duration, minStep, SimAttention.H200_BANDWIDTH_BYTES_PER_S);
-        }
-
         long runMs() {
             return Math.max(1, duration.toMillis());
         }

@@ -49,11 +49,6 @@ final class SimAttention {
         this.bandwidth = bandwidth;
     }
 
-    /** The modelled time of one step's attention over {@code tokens} tokens of KV on the H200. */
-    static long stepNanos(ModelProfile model, int tp, long tokens) {
-        return stepNanos(model, tp, tokens, H200_BANDWIDTH_BYTES_PER_S);
-    }
-
     /**
      * The modelled time of one step's attention over {@code tokens} tokens of KV read at {@code bandwidth}
      * bytes per second (no launch when none decode).

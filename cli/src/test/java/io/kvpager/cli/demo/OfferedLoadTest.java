@@ -29,7 +29,7 @@ class OfferedLoadTest {
         assertThat(SMALL.geometry(1, 1).blocksPerPage()).isEqualTo(64);
         assertThat(SMALL.bytesPerPageId(1)).isEqualTo(4 * MIB);
         OfferedLoad.Scale scale = new OfferedLoad.Scale(List.of(SMALL), 1, WeightFormat.NONE, 8 * MIB, Duration.ofSeconds(10),
-                Duration.ofMillis(20));
+                Duration.ofMillis(20), SimAttention.H200_BANDWIDTH_BYTES_PER_S);
         OfferedLoad offered = OfferedLoad.of(scale, List.of(new TraceRequest(0, 0, 0, 1000, 100)));
         // 177 page-steps of 4 MiB, 20 ms each (one launch of 20 µs and 430 MB of KV read over the run: far below the step), over 10 s:
         // 0.354 pages on average, of the caches' 2; the tokens alone (1,050 on average over 101 steps) said 0.104
@@ -43,7 +43,7 @@ class OfferedLoadTest {
         // 45.5 billion FP8 parameters at 4.55 TB/s: 10 ms; one launch 0.02 ms
         ModelProfile heavy = new ModelProfile("w", 1, 8, 128, 16, KvFormat.BF16, 45_500_000_000L);
         OfferedLoad.Scale scale = new OfferedLoad.Scale(List.of(heavy), 1, WeightFormat.FP8, 86_000_000_000L, Duration.ofSeconds(10),
-                Duration.ofMillis(1));
+                Duration.ofMillis(1), SimAttention.H200_BANDWIDTH_BYTES_PER_S);
         OfferedLoad.Demand demand = new OfferedLoad.Demand(1);
         demand.pageByteSteps[0] = 1;
         assertThat(OfferedLoad.stepMs(scale, demand)).isCloseTo(10.02, within(1e-9));
@@ -55,7 +55,7 @@ class OfferedLoadTest {
         assertThat(OfferedLoad.stepMs(scale, demand)).isCloseTo(30.02, within(1e-9));
         // a model with no request reads no weights
         OfferedLoad.Scale two = new OfferedLoad.Scale(List.of(heavy, SMALL), 1, WeightFormat.FP8, 43_000_000_000L, Duration.ofSeconds(10),
-                Duration.ofMillis(1));
+                Duration.ofMillis(1), SimAttention.H200_BANDWIDTH_BYTES_PER_S);
         OfferedLoad.Demand onlySmall = new OfferedLoad.Demand(2);
         onlySmall.pageByteSteps[1] = 1;
         assertThat(OfferedLoad.stepMs(two, onlySmall)).isEqualTo(1.0);
@@ -70,7 +70,7 @@ class OfferedLoadTest {
         demand.pageByteSteps[0] = 1;
         demand.readByteSteps = 0.5 * 10_000 * 4.3e9;
         OfferedLoad.Scale h200 = new OfferedLoad.Scale(List.of(heavy), 1, WeightFormat.FP8, 86_000_000_000L, Duration.ofSeconds(10),
-                Duration.ofMillis(1));
+                Duration.ofMillis(1), SimAttention.H200_BANDWIDTH_BYTES_PER_S);
         OfferedLoad.Scale slower = new OfferedLoad.Scale(List.of(heavy), 1, WeightFormat.FP8, 86_000_000_000L, Duration.ofSeconds(10),
                 Duration.ofMillis(1), 2.15e12);
         assertThat(OfferedLoad.stepMs(h200, demand)).isCloseTo(20.04, within(1e-9));
@@ -83,7 +83,7 @@ class OfferedLoadTest {
     @Test
     void everyPresetIsSizedToTheLoadAsked() {
         OfferedLoad.Scale scale = new OfferedLoad.Scale(ModelProfile.PRESETS, 2, WeightFormat.FP8, 42L << 30, Duration.ofSeconds(30),
-                Duration.ofMillis(20));
+                Duration.ofMillis(20), SimAttention.H200_BANDWIDTH_BYTES_PER_S);
         for (TracePreset preset : TracePreset.values()) {
             for (double load : new double[] {0.5, 0.75, 1.2}) {
                 TraceReplay.Plan plan = TraceChoice.of(preset).plan(scale, load, 42);

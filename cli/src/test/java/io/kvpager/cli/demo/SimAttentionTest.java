@@ -15,11 +15,11 @@ class SimAttentionTest {
     @Test
     void modelledStepsAreWithinTenPercentOfTheH200sForTheBandwidthBoundModels() {
         // KV MiB per step and ms per step measured by `kvpager demo --device cuda --duration 20s` on the H200
-        assertThat(SimAttention.stepNanos(ModelProfile.SEVEN_B, 2, tokens(ModelProfile.SEVEN_B, 51515.3)) / 1e6)
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVEN_B, 2, tokens(ModelProfile.SEVEN_B, 51515.3), SimAttention.H200_BANDWIDTH_BYTES_PER_S) / 1e6)
                 .isCloseTo(13.375, within(13.375 * 0.10));
-        assertThat(SimAttention.stepNanos(ModelProfile.THIRTEEN_B, 2, tokens(ModelProfile.THIRTEEN_B, 45585.4)) / 1e6)
+        assertThat(SimAttention.stepNanos(ModelProfile.THIRTEEN_B, 2, tokens(ModelProfile.THIRTEEN_B, 45585.4), SimAttention.H200_BANDWIDTH_BYTES_PER_S) / 1e6)
                 .isCloseTo(12.480, within(12.480 * 0.10));
-        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, tokens(ModelProfile.SEVENTY_B, 18338.3)) / 1e6)
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, tokens(ModelProfile.SEVENTY_B, 18338.3), SimAttention.H200_BANDWIDTH_BYTES_PER_S) / 1e6)
                 .isCloseTo(7.431, within(7.431 * 0.10));
     }
 
@@ -37,8 +37,8 @@ class SimAttentionTest {
 
     @Test
     void aStepWithNothingDecodingLaunchesNoAttentionButOneTokenPaysEveryLaunch() {
-        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 0)).isZero();
-        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 1)).isGreaterThanOrEqualTo(80 * 2 * 20_000L);
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 0, SimAttention.H200_BANDWIDTH_BYTES_PER_S)).isZero();
+        assertThat(SimAttention.stepNanos(ModelProfile.SEVENTY_B, 2, 1, SimAttention.H200_BANDWIDTH_BYTES_PER_S)).isGreaterThanOrEqualTo(80 * 2 * 20_000L);
     }
 
     @Test

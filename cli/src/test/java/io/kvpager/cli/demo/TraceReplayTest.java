@@ -94,7 +94,7 @@ class TraceReplayTest {
                 2023-11-16 00:01:00,10,2
                 """);
         TraceReplay.Plan plan = replay.plan(new OfferedLoad.Scale(MODELS.subList(0, 2), 2, WeightFormat.FP8, H200, Duration.ofSeconds(10),
-                Duration.ofMillis(20)), 0.9, 1);
+                Duration.ofMillis(20), SimAttention.H200_BANDWIDTH_BYTES_PER_S), 0.9, 1);
         // tiny requests: rate scaling keeps every one
         assertThat(plan.requests()).extracting(TraceRequest::model, TraceRequest::arrivalMs).containsExactlyInAnyOrder(
                 org.assertj.core.groups.Tuple.tuple(0, 0L), org.assertj.core.groups.Tuple.tuple(0, 5_000L),
@@ -106,7 +106,7 @@ class TraceReplayTest {
     @Test
     void theRecordedServiceIsThinnedToTheGpuTheSameWayForASeed() {
         TraceReplay azure = TraceReplay.load(TraceReplay.AZURE_CONV);
-        OfferedLoad.Scale scale = new OfferedLoad.Scale(MODELS, 2, WeightFormat.FP8, H200, Duration.ofSeconds(20), Duration.ofMillis(20));
+        OfferedLoad.Scale scale = new OfferedLoad.Scale(MODELS, 2, WeightFormat.FP8, H200, Duration.ofSeconds(20), Duration.ofMillis(20), SimAttention.H200_BANDWIDTH_BYTES_PER_S);
         TraceReplay.Plan plan = azure.plan(scale, 0.75, 42);
         assertThat(plan).isEqualTo(azure.plan(scale, 0.75, 42));
         assertThat(plan.requests()).isSortedAccordingTo((a, b) -> Long.compare(a.arrivalMs(), b.arrivalMs()))
