@@ -219,6 +219,8 @@ final class DemoCommand implements Callable<Integer> {
             } finally {
                 // also when the run fails late, what attention measured is worth seeing
                 run.attentionSummary().forEach(stdout::println);
+                run.bandwidthWarning().ifPresent(w -> stderr.println("kvpager demo: warning: " + w));
+                stderr.flush();
                 stdout.println();
                 stdout.flush();
             }

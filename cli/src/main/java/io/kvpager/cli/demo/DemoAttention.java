@@ -195,6 +195,12 @@ final class DemoAttention implements AutoCloseable {
         return lines;
     }
 
+    /** The fastest KV read of any model's attention over the run, bytes per second; NaN when none ran a step. */
+    double fastestKvRead() {
+        return onThread(() -> models.stream().mapToDouble(ModelAttention::kvBytesPerSecond).filter(b -> !Double.isNaN(b))
+                .max().orElse(Double.NaN));
+    }
+
     @Override
     public void close() {
         try {

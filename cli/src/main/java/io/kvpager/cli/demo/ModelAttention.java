@@ -86,6 +86,11 @@ final class ModelAttention implements AutoCloseable {
         bytes += batch.kvBytes(shape) * geometry.layers() * ranks.size();
     }
 
+    /** The bytes of KV per second its attention read over the run, on the GPU's clock; NaN before its first step. */
+    double kvBytesPerSecond() {
+        return steps == 0 ? Double.NaN : bytes / (gpuMillis * 1e-3);
+    }
+
     /** One line: steps, sequences per step, GPU time per step, KV bandwidth; then the weights' reads. */
     String summary() {
         String attention = steps == 0 ? String.format("%-5s no decode step ran attention", model.name())
