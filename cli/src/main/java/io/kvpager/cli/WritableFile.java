@@ -7,8 +7,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Checks, before a long run, that the file it will write at the end can be written: its folder
- * exists or can be made, and a file can be created there (an existing one is kept as it is).
+ * Checks, before a long run, that the file it will write at the end can be written: it is not a
+ * directory, its folder exists or can be made, and a new file can be created there (the file is
+ * written beside itself and moved over the old one at the end, so the folder must take new files).
+ * The probe is a name of this process's own: runs started at once, writing the same file, never
+ * trip over each other's check.
  */
 final class WritableFile {
 
@@ -25,17 +28,16 @@ final class WritableFile {
                 throw new IllegalArgumentException(flag + " " + file + " is a directory; name a file, e.g. " + flag + " "
                         + file.resolve("memory.png"));
             }
-            if (Files.exists(absolute)) {
-                if (!Files.isRegularFile(absolute) || !Files.isWritable(absolute)) {
-                    throw new IllegalArgumentException(flag + " " + file + " exists and cannot be overwritten");
-                }
-                return;
+            if (Files.exists(absolute) && !Files.isRegularFile(absolute)) {
+                throw new IllegalArgumentException(flag + " " + file + " exists and is not a regular file");
             }
             Path parent = absolute.getParent();
             if (parent != null) {
                 Files.createDirectories(parent);
             }
-            Files.delete(Files.createFile(absolute));
+            Path probe = absolute.resolveSibling("." + absolute.getFileName() + "." + ProcessHandle.current().pid() + "-"
+                    + System.nanoTime() + ".probe");
+            Files.delete(Files.createFile(probe));
         } catch (IOException | SecurityException e) {
             throw new IllegalArgumentException(flag + " " + file + " cannot be written: " + why(e), e);
         }
