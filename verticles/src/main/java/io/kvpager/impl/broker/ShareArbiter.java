@@ -24,6 +24,9 @@ import java.util.Map;
  *     its guarantee. Nothing is kept free for the pools below their guarantees: measured, memory
  *     kept free for their next burst sat idle while the borrowers' requests waited for it
  *     (docs/sharing.md).</li>
+ * <li>While a pool is refused memory beyond its guarantee ({@link #WANTS_MS}), no other borrows
+ *     further above its own guarantee than that pool is above its own: the borrowers' turnover goes
+ *     to the one borrowing least, and nothing is preempted for it.</li>
  * <li>A pool refused a take that would keep it within its guarantee reclaims the shortfall from
  *     the pools above theirs, largest excess first, never asking one for more than its excess: a
  *     pool at or below its guarantee is never asked.</li>
