@@ -45,11 +45,6 @@ public record GpuShares(Map<String, Share> shares) {
             this(owner, bytes, guarantee, capped, 0, 0);
         }
 
-        /** A share that was not refused beyond its guarantee lately. */
-        public Share(Owner owner, long bytes, Guarantee guarantee, boolean capped, long waitingUntilMs) {
-            this(owner, bytes, guarantee, capped, waitingUntilMs, 0);
-        }
-
         /** Whether the pool waits, at {@code nowMs}, for memory reclaimed for it. */
         public boolean waiting(long nowMs) {
             return waitingUntilMs > nowMs;

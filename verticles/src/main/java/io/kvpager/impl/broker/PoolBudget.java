@@ -311,7 +311,8 @@ public final class PoolBudget {
             long g = ShareArbiter.guarantee(seen, broker.capacityBytes(), pool);
             if (g > 0 && lease.held() + bytes > g) {
                 // refused beyond its guarantee: the other borrowers leave it what they free, for a while
-                return broker.wants(pool, owner, System.currentTimeMillis() + ShareArbiter.WANTS_MS).transform(marked -> Future.succeededFuture(false));
+                return broker.wants(pool, owner, System.currentTimeMillis() + ShareArbiter.WANTS_MS)
+                        .transform(marked -> Future.succeededFuture(false));
             }
             return Future.succeededFuture(false);
         }
