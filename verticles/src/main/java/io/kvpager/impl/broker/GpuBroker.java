@@ -259,21 +259,6 @@ public final class GpuBroker {
         });
     }
 
-    /**
-     * Marks {@code pool} (of {@code owner}) as refused memory beyond its guarantee until {@code
-     * untilMs}, wall clock: meanwhile no other pool grows further above its guarantee than this one
-     * is above its own ({@link ShareArbiter#most}).
-     */
-    Future<Void> wants(String pool, Owner owner, long untilMs) {
-        return update(now -> {
-            GpuShares.Share own = now.of(pool);
-            if (own == null || !own.owner().equals(owner) || own.wantsUntilMs() >= untilMs - ShareArbiter.WANTS_MS / 2) {
-                return Step.done((Void) null);
-            }
-            return Step.write(ShareArbiter.wants(now, pool, untilMs), (Void) null);
-        });
-    }
-
     /** Every pool's share of this GPU now. */
     public Future<GpuShares> shares() {
         return read();

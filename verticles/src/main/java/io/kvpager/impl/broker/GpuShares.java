@@ -13,9 +13,8 @@ import java.util.Map;
  * the GPU's broker keeps in the cluster's shared data and replaces as a whole by compare-and-set, so
  * the shares always add up. Immutable; the text form is a JSON object
  * {@code {"<pool>": {"owner": "<nodeId>#<epoch>", "bytes": n, "guarantee": {"bytes"|"percent": n}, "capped": true,
- * "waitingUntilMs": t, "wantsUntilMs": t}, ...}}, where {@code guarantee} is absent for an equal split, {@code capped}
- * when false, {@code waitingUntilMs} (wall-clock ms until which the pool waits for memory reclaimed for it) when 0
- * and {@code wantsUntilMs} (until which it was refused memory beyond its guarantee) when 0.
+ * "waitingUntilMs": t}, ...}}, where {@code guarantee} is absent for an equal split, {@code capped} when false and
+ * {@code waitingUntilMs} (wall-clock ms until which the pool waits for memory reclaimed for it) when 0.
  *
  * @param shares pool name to its share, in the order the shares were first written
  */
@@ -27,7 +26,7 @@ public record GpuShares(Map<String, Share> shares) {
      * One pool's share: the owner that took it, its bytes, the guarantee the pool asks, and whether
      * it is capped at its guarantee for not giving back in time ({@link ShareArbiter}).
      */
-    public record Share(Owner owner, long bytes, Guarantee guarantee, boolean capped, long waitingUntilMs, long wantsUntilMs) {
+    public record Share(Owner owner, long bytes, Guarantee guarantee, boolean capped, long waitingUntilMs) {
         public Share {
             if (owner == null || bytes < 0 || guarantee == null) {
                 throw new IllegalArgumentException("a share needs an owner, 0 bytes or more and a guarantee, got " + owner + ", "
@@ -37,12 +36,12 @@ public record GpuShares(Map<String, Share> shares) {
 
         /** A share asking an equal split, not capped, not waiting. */
         public Share(Owner owner, long bytes) {
-            this(owner, bytes, Guarantee.SPLIT, false, 0, 0);
+            this(owner, bytes, Guarantee.SPLIT, false, 0);
         }
 
         /** A share that is not waiting for a reclaim. */
         public Share(Owner owner, long bytes, Guarantee guarantee, boolean capped) {
-            this(owner, bytes, guarantee, capped, 0, 0);
+            this(owner, bytes, guarantee, capped, 0);
         }
 
         /** Whether the pool waits, at {@code nowMs}, for memory reclaimed for it. */
@@ -50,25 +49,16 @@ public record GpuShares(Map<String, Share> shares) {
             return waitingUntilMs > nowMs;
         }
 
-        /** Whether the pool was refused memory beyond its guarantee lately, as of {@code nowMs}. */
-        public boolean wants(long nowMs) {
-            return wantsUntilMs > nowMs;
-        }
-
         Share withBytes(long next) {
-            return new Share(owner, next, guarantee, capped, waitingUntilMs, wantsUntilMs);
+            return new Share(owner, next, guarantee, capped, waitingUntilMs);
         }
 
         Share withCapped(boolean next) {
-            return new Share(owner, bytes, guarantee, next, waitingUntilMs, wantsUntilMs);
+            return new Share(owner, bytes, guarantee, next, waitingUntilMs);
         }
 
         Share waitingUntil(long untilMs) {
-            return new Share(owner, bytes, guarantee, capped, untilMs, wantsUntilMs);
-        }
-
-        Share wantsUntil(long untilMs) {
-            return new Share(owner, bytes, guarantee, capped, waitingUntilMs, untilMs);
+            return new Share(owner, bytes, guarantee, capped, untilMs);
         }
     }
 
@@ -88,7 +78,7 @@ public record GpuShares(Map<String, Share> shares) {
                 JsonObject share = json.getJsonObject(pool);
                 shares.put(pool, new Share(Owner.parse(share.getString("owner")), share.getLong("bytes"),
                         Guarantee.fromJson(share.getJsonObject("guarantee")), share.getBoolean("capped", false),
-                        share.getLong("waitingUntilMs", 0L), share.getLong("wantsUntilMs", 0L)));
+                        share.getLong("waitingUntilMs", 0L)));
             }
             return new GpuShares(shares);
         } catch (DecodeException | ClassCastException | NullPointerException | IllegalArgumentException e) {
@@ -108,9 +98,6 @@ public record GpuShares(Map<String, Share> shares) {
             }
             if (share.waitingUntilMs() != 0) {
                 one.put("waitingUntilMs", share.waitingUntilMs());
-            }
-            if (share.wantsUntilMs() != 0) {
-                one.put("wantsUntilMs", share.wantsUntilMs());
             }
             json.put(pool, one);
         });

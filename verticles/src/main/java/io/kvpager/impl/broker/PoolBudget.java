@@ -308,12 +308,6 @@ public final class PoolBudget {
         ShareArbiter.Plan plan = ShareArbiter.plan(seen, broker.capacityBytes(), pool, lease.held() + bytes);
         if (!plan.feasible()) {
             wait.note = "nothing to reclaim for it: " + plan.refusal();
-            long g = ShareArbiter.guarantee(seen, broker.capacityBytes(), pool);
-            if (g > 0 && lease.held() + bytes > g) {
-                // refused beyond its guarantee: the other borrowers leave it what they free, for a while
-                return broker.wants(pool, owner, System.currentTimeMillis() + ShareArbiter.WANTS_MS)
-                        .transform(marked -> Future.succeededFuture(false));
-            }
             return Future.succeededFuture(false);
         }
         if (plan.asks().isEmpty()) {

@@ -24,9 +24,6 @@ import java.util.Map;
  *     its guarantee. Nothing is kept free for the pools below their guarantees: measured, memory
  *     kept free for their next burst sat idle while the borrowers' requests waited for it
  *     (docs/sharing.md).</li>
- * <li>While a pool is refused memory beyond its guarantee ({@link #WANTS_MS}), no other borrows
- *     further above its own guarantee than that pool is above its own: the borrowers' turnover goes
- *     to the one borrowing least, and nothing is preempted for it.</li>
  * <li>A pool refused a take that would keep it within its guarantee reclaims the shortfall from
  *     the pools above theirs, largest excess first, never asking one for more than its excess: a
  *     pool at or below its guarantee is never asked.</li>
@@ -39,12 +36,6 @@ public final class ShareArbiter {
      * is left between the take and the pool's guarantee ({@link #plan}).
      */
     static final long AHEAD_DIVISOR = 2;
-
-    /**
-     * How long a pool refused memory beyond its guarantee is counted as wanting more ({@link #most}):
-     * a few of an engine's steps, so that a pool that asks no more stops holding the others back.
-     */
-    public static final long WANTS_MS = 200;
 
     private ShareArbiter() {
     }
@@ -124,41 +115,7 @@ public final class ShareArbiter {
         if (restrained || (own != null && own.capped()) || othersWait(shares, pool, nowMs)) {
             most = Math.min(most, g);
         }
-        long wanted = leastExcessWanting(shares, capacity, pool, nowMs);
-        if (wanted >= 0) {
-            most = Math.min(most, g + wanted);
-        }
         return Math.max(most, Math.min(held, free));
-    }
-
-    /**
-     * The least excess over its guarantee of the other pools refused memory beyond a positive
-     * guarantee lately ({@link GpuShares.Share#wants}), 0 for one at or below it; -1 when none was.
-     * A borrower grows no further above its guarantee than such a pool is above its own: what the
-     * borrowers' finishing requests free goes to the one borrowing least, and no running request is
-     * preempted for it (docs/sharing.md, "Borrowing").
-     */
-    private static long leastExcessWanting(GpuShares shares, long capacity, String pool, long nowMs) {
-        Map<String, Long> guarantees = null;
-        long least = -1;
-        for (Map.Entry<String, GpuShares.Share> e : shares.shares().entrySet()) {
-            if (e.getKey().equals(pool) || !e.getValue().wants(nowMs)) {
-                continue;
-            }
-            guarantees = guarantees == null ? guarantees(shares, capacity) : guarantees;
-            long g = guarantees.get(e.getKey());
-            if (g > 0) {
-                long excess = Math.max(0, e.getValue().bytes() - g);
-                least = least < 0 ? excess : Math.min(least, excess);
-            }
-        }
-        return least;
-    }
-
-    /** These shares with {@code pool} wanting memory beyond its guarantee until {@code untilMs} (0: not). */
-    static GpuShares wants(GpuShares shares, String pool, long untilMs) {
-        GpuShares.Share own = shares.of(pool);
-        return own == null || own.wantsUntilMs() == untilMs ? shares : shares.with(pool, own.wantsUntil(untilMs));
     }
 
     private static boolean othersWait(GpuShares shares, String pool, long nowMs) {

@@ -60,29 +60,6 @@ class ShareArbiterTest {
     }
 
     @Test
-    void whileAPoolIsRefusedBeyondItsGuaranteeNoOtherBorrowsFurtherAboveItsOwn() {
-        // guarantees 333 each; b borrows 267 above its own, a holds 350 (17 above), 100 free
-        GpuShares s = shares(350, 600, 0);
-        GpuShares aWants = ShareArbiter.wants(s, "a", 200);
-        assertThat(ShareArbiter.most(s, CAPACITY, "b", false, 0)).isEqualTo(650);
-        assertThat(ShareArbiter.most(aWants, CAPACITY, "b", false, 199)).as("keeps what it holds, grows no further").isEqualTo(600);
-        assertThat(ShareArbiter.most(aWants, CAPACITY, "c", false, 0)).as("within its guarantee, grows to it").isEqualTo(50);
-        assertThat(ShareArbiter.most(aWants, CAPACITY, "a", false, 0)).as("not held by its own want").isEqualTo(400);
-        assertThat(ShareArbiter.most(aWants, CAPACITY, "b", false, 200)).as("the want has expired").isEqualTo(650);
-        // b frees 300: it may grow back only as far above its guarantee as a is above its own
-        GpuShares freed = ShareArbiter.wants(shares(350, 300, 0), "a", 200);
-        assertThat(ShareArbiter.most(freed, CAPACITY, "b", false, 0)).isEqualTo(333 + 17);
-        assertThat(ShareArbiter.most(freed, CAPACITY, "a", false, 0)).isEqualTo(700);
-        // first-come (every guarantee 0): a want holds nobody back
-        GpuShares firstCome = ShareArbiter.wants(GpuShares.NONE.with("a", new GpuShares.Share(A, 100, Guarantee.ofPercent(0), false))
-                .with("b", new GpuShares.Share(B, 600, Guarantee.ofPercent(0), false)), "a", 200);
-        assertThat(ShareArbiter.most(firstCome, CAPACITY, "b", false, 0)).isEqualTo(900);
-        // the mark travels in the shares' text form
-        assertThat(GpuShares.parse(aWants.encode())).isEqualTo(aWants);
-        assertThat(GpuShares.parse(s.encode()).of("a").wantsUntilMs()).isZero();
-    }
-
-    @Test
     void borrowingTakesAllThatIsFreeAndNeverCutsIntoAGuarantee() {
         // b and c idle: a borrows the whole capacity, nothing is kept free for their next burst
         GpuShares idle = shares(0, 0, 0);
