@@ -42,7 +42,7 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
     public static final String DEFAULT_LOAD = "0.9";
     /** The most load a run may offer: four times the caches' memory is an overload that measures nothing more. */
     public static final double MAX_LOAD = 4;
-    /** The attention bandwidth by default, in TB/s: the H200's, as measured ({@link SimAttention#H200_BANDWIDTH_BYTES_PER_S}). */
+    /** The attention bandwidth by default, in TB/s: the H200's, as measured (docs/sharing.md); {@link SimAttention#H200_BANDWIDTH_BYTES_PER_S} is read from it. */
     public static final String DEFAULT_ATTENTION_TBPS = "4.3";
     /** The most attention bandwidth a run may name, in TB/s: above any GPU's memory. */
     public static final double MAX_ATTENTION_TBPS = 100;

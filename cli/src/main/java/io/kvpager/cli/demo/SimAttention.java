@@ -14,9 +14,9 @@ import java.util.Locale;
  * <p>A step of a model reads the KV of every decoding sequence, every layer and rank:
  * {@code tokens x bytesPerToken} bytes, at the run's attention bandwidth ({@code --attention-bandwidth};
  * by default {@link #H200_BANDWIDTH_BYTES_PER_S}, the H200's measured), plus {@link #LAUNCH_MICROS}
- * per kernel launch (one per layer and rank), and the model's weights (as {@link WeightFormat} holds them) at {@link #WEIGHT_BYTES_PER_S}, as
- * {@link WeightReads} reads them on the GPU: every step that has a request running, decoding or
- * prefilling, reads them once. All
+ * per kernel launch (one per layer and rank), and the model's weights (as {@link WeightFormat} holds
+ * them) at {@link #WEIGHT_BYTES_PER_S}, as {@link WeightReads} reads them on the GPU: every step that
+ * has a request running, decoding or prefilling, reads them once. All
  * models share one device: as on the GPU, where {@link DemoAttention} runs every model's kernels on
  * one stream in the order they are asked, a step's attention starts when the attention asked
  * before it has finished, so models stepping at once share the bandwidth. A step's batch fence (and
@@ -30,8 +30,8 @@ import java.util.Locale;
  */
 final class SimAttention {
 
-    /** Bytes per second attention reads at on the H200: its measured decode attention bandwidth. */
-    static final double H200_BANDWIDTH_BYTES_PER_S = 4.3e12;
+    /** Bytes per second attention reads at on the H200: its measured decode attention bandwidth, the demo's default. */
+    static final double H200_BANDWIDTH_BYTES_PER_S = Double.parseDouble(DemoSettings.DEFAULT_ATTENTION_TBPS) * 1e12;
     /** Fixed time per kernel launch (one per layer and rank), fitted to the 70b's launch-bound steps. */
     static final double LAUNCH_MICROS = 20;
     /** Bytes per second the weights are read at: {@link WeightReads}' streaming read, 4.52 to 4.58 TB/s on the H200. */
