@@ -169,6 +169,8 @@ public final class ClusterNode {
                 return vertx.close().transform(closed -> Future.failedFuture(refused));
             }
             ClusterNode node = new ClusterNode(vertx, manager, checked, clusterName, started);
+            // a node that leaves is heard from the member list, not only behind Vert.x's clean-up (ClusterMembership)
+            ClusterMembership.of(manager).watchMembers(vertx);
             // every node follows the membership for the directory, so that a survivor removes a dead node's entries
             ClusterDirectory.of(vertx);
             return vertx.executeBlocking(() -> listenForLeaving(manager)).transform(opened -> {

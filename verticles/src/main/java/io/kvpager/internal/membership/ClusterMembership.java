@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,15 @@ import java.util.function.Consumer;
  * manager and fans its notices out to every subscriber (every coordinator in the process). Vert.x
  * HA uses that same slot, so kvpager nodes run without HA ({@code ClusterNode} never enables it).
  *
+ * <p>That listener hears a departure late: Vert.x's Hazelcast cluster manager first removes the
+ * departed node's registrations and entry from the cluster's maps, on Hazelcast's event thread, and
+ * only then calls it (seconds later on a loaded machine, with partitions migrating). The cluster
+ * manager's member list drops the node before that, so a node that {@link #watchMembers watches}
+ * it also reads that list every {@value #WATCH_MS} ms and tells a node that is no longer in it
+ * gone at once; the listener's notice that follows only tells the change subscribers again (the
+ * registry is clean by then). Each departure is told once to the departure subscribers, by
+ * whichever comes first.
+ *
  * <p>A node can also learn that the others counted <em>it</em> gone: after a pause or a partition
  * the side it was on merges into the larger one ({@link #displaced}), and then it is a member of
  * the whole cluster again ({@link #rejoined}). The cluster manager's own events say so; whoever
@@ -46,6 +56,8 @@ public final class ClusterMembership {
     private static final Logger log = LoggerFactory.getLogger(ClusterMembership.class);
     /** Weak both ways: the cluster manager's listener holds the membership, and nothing here should hold the manager. */
     private static final Map<ClusterManager, WeakReference<ClusterMembership>> INSTALLED = new WeakHashMap<>();
+    /** How often a watching node reads the cluster manager's member list. */
+    public static final long WATCH_MS = 100;
 
     private final ClusterManager manager;
     private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
@@ -57,6 +69,16 @@ public final class ClusterMembership {
     private volatile boolean stopping;
     /** Why this node was displaced, while it has not rejoined yet; {@code null} otherwise. */
     private volatile String displacedBecause;
+    /**
+     * Departures told by one of the two ways of hearing them (the member list, the node listener)
+     * that the other has yet to hear, so that it tells them no second time, with when they were
+     * told ({@link System#nanoTime}). Guarded by itself, as is {@link #lastRead}.
+     */
+    private final Map<String, Long> toldGone = new HashMap<>();
+    /** The member list as the last read saw it; {@code null} before the first read, after one that failed, and while displaced. */
+    private Set<String> lastRead;
+    /** The watch's periodic timer; {@code -1} while not watching. */
+    private long watchTimer = -1;
 
     private ClusterMembership(ClusterManager manager) {
         this.manager = manager;
@@ -96,15 +118,77 @@ public final class ClusterMembership {
 
             @Override
             public void nodeLeft(String nodeId) {
-                if (leaving.remove(nodeId)) {
-                    log.debug("node {} left the cluster, as it said it would", nodeId);
-                    return;
+                synchronized (toldGone) {
+                    Long told = toldGone.remove(nodeId);
+                    if (told != null) {
+                        log.debug("node {} left the cluster: the node listener's notice, {} ms after the member list's", nodeId,
+                                (System.nanoTime() - told) / 1_000_000);
+                        notifyChanged(nodeId);
+                        return;
+                    }
+                    if (lastRead != null && lastRead.contains(nodeId)) {
+                        // the member list's next read will find it gone: told here (or when it said it was leaving), not there
+                        toldGone.put(nodeId, System.nanoTime());
+                    }
+                    if (leaving.remove(nodeId)) {
+                        log.debug("node {} left the cluster, as it said it would", nodeId);
+                        return;
+                    }
                 }
                 log.info("node {} left the cluster", nodeId);
                 notifyLeft(nodeId);
                 notifyChanged(nodeId);
             }
         };
+    }
+
+    /**
+     * Reads the cluster manager's member list every {@value #WATCH_MS} ms on {@code vertx}, and
+     * tells each node missing from it gone at once, ahead of the node listener (see the class
+     * comment). Not while this node is displaced or stopping: the list is being rebuilt then, and
+     * the node listener tells what the rebuilt one lacks. Once per membership; the watch ends
+     * with {@code vertx}.
+     */
+    public synchronized void watchMembers(Vertx vertx) {
+        if (watchTimer < 0) {
+            watchTimer = vertx.setPeriodic(WATCH_MS, WATCH_MS, id -> readMembers());
+        }
+    }
+
+    /**
+     * One read of the member list: a node that was in the last read, is not in this one, is not
+     * this node and did not say it is leaving, is told gone to the subscribers now, unless the node
+     * listener told it first.
+     */
+    void readMembers() {
+        Set<String> now = null;
+        if (!stopping && displacedBecause == null) {
+            try {
+                now = Set.copyOf(manager.getNodes());
+            } catch (RuntimeException notRunning) {
+                // the member is stopping or restarting: the node listener speaks for what happens meanwhile
+            }
+        }
+        List<String> gone = new ArrayList<>();
+        synchronized (toldGone) {
+            Set<String> before = lastRead;
+            lastRead = now;
+            if (before == null || now == null) {
+                return;
+            }
+            for (String node : before) {
+                if (!now.contains(node) && !node.equals(manager.getNodeId()) && !leaving.contains(node)
+                        && toldGone.remove(node) == null) {
+                    toldGone.put(node, System.nanoTime());
+                    gone.add(node);
+                }
+            }
+        }
+        for (String node : gone) {
+            log.info("node {} left the cluster", node);
+            notifyLeft(node);
+            notifyChanged(node);
+        }
     }
 
     /**
@@ -140,8 +224,10 @@ public final class ClusterMembership {
     }
 
     /**
-     * Calls {@code onChange} on {@code context} after each member joins or leaves the cluster
-     * (a leaving member once it has gone), until the returned handle is run.
+     * Calls {@code onChange} on {@code context} after each member joins or leaves the cluster,
+     * until the returned handle is run; not when a member that said it was leaving goes (it gave
+     * back what it held as it stopped, and a whole cluster stopped at once should not be asked
+     * its books while it closes).
      */
     public Runnable subscribeChanges(Context context, Runnable onChange) {
         Subscriber subscriber = new Subscriber(context, node -> onChange.run());
