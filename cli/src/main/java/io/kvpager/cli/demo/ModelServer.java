@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Admission allocates a request's whole context (its prompt, and its output so far after a
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
- * started only when its KV fits: one admission at a time, first come first served, in the
- * background of the steps (a step never waits for an admission, which may wait for a reclaim). A
+ * started only when its KV fits: one admission at a time, the request due soonest first
+ * ({@link AdmissionOrder}: a new request by its time-to-first-token target, a preempted one by its
+ * time-per-output-token target), in the background of the steps (a step never waits for an admission, which may wait for a reclaim). A
  * refused admission leaves the request in its place in the queue until the next step. A running
  * request whose new block is refused sits the step out, keeping its KV, and asks again next step;
  * refused {@link #GROWTH_WAIT_STEPS} steps in a row, it preempts the running request that arrived
@@ -46,14 +47,14 @@ import org.slf4j.LoggerFactory;
  * are freed and it is retried {@link #RETRY_STEPS} steps later. When the block was refused because
  * the other models hold the GPU ({@code GPU_SHARE}), no request is admitted for as long either: the
  * memory the running requests grow into is not handed to new ones, which would be preempted in turn
- * and recomputed (a thrash that costs more than it serves). The queue stays in arrival order:
- * a preempted request goes back ahead of every request that arrived after it.
+ * and recomputed (a thrash that costs more than it serves). A preempted request goes back to
+ * the queue in its due place.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the next step: the engine admits no request until it holds the pages asked for fewer than it
  * held when asked, and preempts running requests, chosen by page so that whole pages empty and
  * their memory goes back ({@link ReclaimVictims}); they may be admitted again as soon as admission
- * resumes, in their arrival's place. After such a preemption the engine admits no request for
+ * resumes, in their due place. After such a preemption the engine admits no request for
  * {@link #RECLAIM_HOLD_STEPS} steps (at most the reclaim's deadline), so that the blocks it freed
  * are not taken straight back before their pages empty and are unmapped. (A share of the deadline
  * can be left to turnover first, the pages its finishing requests empty: {@value #TURNOVER_PROPERTY};
@@ -141,6 +142,8 @@ final class ModelServer {
     private final int blocksPerPage;
     private final LongSupplier clockMs;
     private final ServiceTargets targets;
+    /** The order waiting requests are admitted in. */
+    private final AdmissionOrder order;
     private final ArrayDeque<TraceRequest> arrivals;
     private final ArrayDeque<ServedRequest> waiting = new ArrayDeque<>();
     private final List<ServedRequest> running = new ArrayList<>();
@@ -231,6 +234,7 @@ final class ModelServer {
         this.arrivals = new ArrayDeque<>(arrivals);
         this.clockMs = clockMs;
         this.targets = targets;
+        this.order = new AdmissionOrder(targets);
     }
 
     /** Takes the cache's reclaims from now on; call on the engine's context. */
@@ -432,7 +436,7 @@ final class ModelServer {
     private void admit(long nowMs) {
         while (!arrivals.isEmpty() && arrivals.peek().arrivalMs() <= nowMs) {
             ServedRequest request = new ServedRequest(arrivals.poll());
-            waiting.add(request);
+            requeue(request);
             seen.add(request);
             arrived++;
         }
@@ -603,9 +607,8 @@ final class ModelServer {
     }
 
     /**
-     * Preempts {@code request} until {@code retryAtMs}: it goes back to the queue in its arrival's
-     * place, ahead of every request that arrived after it, so that a preempted request is not
-     * admitted behind newer ones.
+     * Preempts {@code request} until {@code retryAtMs}: it goes back to the queue in its due place
+     * ({@link AdmissionOrder}): behind the requests that must start sooner to meet their targets.
      */
     private Future<Void> preempt(ServedRequest request, long nowMs, long retryAtMs) {
         preemptions++;
@@ -617,11 +620,11 @@ final class ModelServer {
         return free(request, request.preempt(retryAtMs));
     }
 
-    /** Puts {@code request} back in the queue, which stays in arrival order. */
+    /** Puts {@code request} in the queue, which stays in {@link AdmissionOrder}. */
     private void requeue(ServedRequest request) {
         int at = 0;
         for (ServedRequest queued : waiting) {
-            if (ARRIVAL.compare(queued, request) > 0) {
+            if (order.compare(queued, request) > 0) {
                 break;
             }
             at++;
