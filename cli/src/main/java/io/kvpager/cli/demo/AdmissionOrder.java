@@ -38,10 +38,6 @@ final class AdmissionOrder implements Comparator<ServedRequest> {
     @Override
     public int compare(ServedRequest a, ServedRequest b) {
         int byDue = Long.compare(due(a), due(b));
-        if (byDue != 0) {
-            return byDue;
-        }
-        int byArrival = Long.compare(a.trace.arrivalMs(), b.trace.arrivalMs());
-        return byArrival != 0 ? byArrival : Integer.compare(a.trace.id(), b.trace.id());
+        return byDue != 0 ? byDue : ServedRequest.BY_ARRIVAL.compare(a, b);
     }
 }

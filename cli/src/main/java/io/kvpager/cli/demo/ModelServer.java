@@ -14,7 +14,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -565,7 +564,7 @@ final class ModelServer {
      * Called only while a request runs.
      */
     private ServedRequest newestRunning() {
-        return running.stream().max(ARRIVAL).orElseThrow();
+        return running.stream().max(ServedRequest.BY_ARRIVAL).orElseThrow();
     }
 
     private Future<Void> advance(ServedRequest request, int tokensNow, int[] newBlocks) {
@@ -642,8 +641,6 @@ final class ModelServer {
         }
     }
 
-    private static final Comparator<ServedRequest> ARRIVAL = Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs())
-            .thenComparingInt(r -> r.trace.id());
 
     private static long millisToNanos(long ms) {
         return Math.max(0, ms) * 1_000_000;

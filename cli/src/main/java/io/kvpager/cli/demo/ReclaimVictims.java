@@ -40,7 +40,7 @@ final class ReclaimVictims {
         Map<Integer, List<ServedRequest>> holdersOf = new HashMap<>();
         Map<Integer, Integer> usedInPage = new HashMap<>();
         List<ServedRequest> latestFirst = new ArrayList<>(running);
-        latestFirst.sort(Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs()).thenComparingInt(r -> r.trace.id()).reversed());
+        latestFirst.sort(ServedRequest.BY_ARRIVAL.reversed());
         for (ServedRequest request : latestFirst) {
             for (int block : request.blocks()) {
                 int page = block / blocksPerPage;

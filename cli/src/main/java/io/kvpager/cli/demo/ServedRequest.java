@@ -1,6 +1,7 @@
 package io.kvpager.cli.demo;
 
 import java.util.Arrays;
+import java.util.Comparator;
 
 /**
  * A trace request while an engine serves it: the blocks its KV holds, how many tokens of KV they
@@ -9,6 +10,10 @@ import java.util.Arrays;
  * again (recompute), then decodes on.
  */
 final class ServedRequest {
+
+    /** Earliest arrival first; equal arrivals by the trace's id. */
+    static final Comparator<ServedRequest> BY_ARRIVAL = Comparator.comparingLong((ServedRequest r) -> r.trace.arrivalMs())
+            .thenComparingInt(r -> r.trace.id());
 
     final TraceRequest trace;
     private int[] blocks = new int[8];
