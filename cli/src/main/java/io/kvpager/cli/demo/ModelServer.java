@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
  * started only when its KV fits: one admission at a time, the request due soonest first
  * ({@link AdmissionOrder}: a new request by its time-to-first-token target, a preempted one by its
- * time-per-output-token target), in the background of the steps (a step never waits for an
+ * time-per-output-token target, each less the steps its prefill takes), in the background of the steps (a step never waits for an
  * admission, which may wait for a reclaim). A refused admission leaves the request in its place in
  * the queue until the next step. A running
  * request whose new block is refused sits the step out, keeping its KV, and asks again next step;
@@ -234,7 +234,7 @@ final class ModelServer {
         this.arrivals = new ArrayDeque<>(arrivals);
         this.clockMs = clockMs;
         this.targets = targets;
-        this.order = new AdmissionOrder(targets);
+        this.order = new AdmissionOrder(targets, stepMs, PREFILL_CHUNK);
     }
 
     /** Takes the cache's reclaims from now on; call on the engine's context. */
