@@ -12,10 +12,10 @@ import java.util.Comparator;
  *       prefill steps.
  *   <li>One preempted after it had decoded is due at its first token plus the TPOT target for each
  *       token it decoded but one, less the steps it takes to prefill its prompt and output again.
- *       Resumed then, it is back on the target's pace with one token's target in hand: a due date
- *       that counted every decoded token and no prefill let a request wait until it had no slack
- *       left, and it missed the target by the prefill and the steps after (docs/sharing.md, "The
- *       admission order").
+ *       Resumed then, it is back on the target's pace with about one token's target in hand (less
+ *       a step): a due date that counted every decoded token and no prefill let a request wait
+ *       until it had no slack left, and it missed the target by the prefill and the steps after
+ *       (docs/sharing.md, "The admission order").
  *   <li>Equal dues go by arrival.
  * </ul>
  *

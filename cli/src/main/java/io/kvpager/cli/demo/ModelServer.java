@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * preemption, plus the block of its first decoded token) in one allocation, so that a request is
  * started only when its KV fits: one admission at a time, the request due soonest first
  * ({@link AdmissionOrder}: a new request by its time-to-first-token target, a preempted one by its
- * time-per-output-token target, each less the steps its prefill takes), in the background of the steps (a step never waits for an
- * admission, which may wait for a reclaim). A refused admission leaves the request in its place in
+ * time-per-output-token target, each less the steps its prefill takes), in the background of the
+ * steps (a step never waits for an admission, which may wait for a reclaim). A refused admission leaves the request in its place in
  * the queue until the next step. A running
  * request whose new block is refused sits the step out, keeping its KV, and asks again next step;
  * refused {@link #GROWTH_WAIT_STEPS} steps in a row, it preempts the running request that arrived
