@@ -50,7 +50,7 @@ final class AdmissionOrder implements Comparator<ServedRequest> {
 
     /** When {@code request} is due, ms on the run's clock: see the class comment. */
     long due(ServedRequest request) {
-        long prefillMs = ((request.contextTokens() + prefillChunk - 1L) / prefillChunk) * stepMs;
+        long prefillMs = Math.ceilDiv(request.contextTokens(), prefillChunk) * stepMs;
         if (request.firstTokenMs < 0) {
             return request.trace.arrivalMs() + ttftMs - prefillMs;
         }

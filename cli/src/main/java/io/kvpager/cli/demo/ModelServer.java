@@ -39,16 +39,16 @@ import org.slf4j.LoggerFactory;
  * started only when its KV fits: one admission at a time, the request due soonest first
  * ({@link AdmissionOrder}: a new request by its time-to-first-token target, a preempted one by its
  * time-per-output-token target, each less the steps its prefill takes), in the background of the
- * steps (a step never waits for an admission, which may wait for a reclaim). A refused admission leaves the request in its place in
- * the queue until the next step. A running
- * request whose new block is refused sits the step out, keeping its KV, and asks again next step;
- * refused {@link #GROWTH_WAIT_STEPS} steps in a row, it preempts the running request that arrived
- * last (the one that asked tries again next step): its blocks
- * are freed and it is retried {@link #RETRY_STEPS} steps later. When the block was refused because
- * the other models hold the GPU ({@code GPU_SHARE}), no request is admitted for as long either: the
- * memory the running requests grow into is not handed to new ones, which would be preempted in turn
- * and recomputed (a thrash that costs more than it serves). A preempted request goes back to
- * the queue in its due place.
+ * steps (a step never waits for an admission, which may wait for a reclaim). A refused admission
+ * leaves the request in its place in the queue until the next step. A running request whose new
+ * block is refused sits the step out, keeping its KV, and asks again next step; refused
+ * {@link #GROWTH_WAIT_STEPS} steps in a row, it preempts the running request that arrived last
+ * (the one that asked tries again next step): its blocks are freed and it is retried
+ * {@link #RETRY_STEPS} steps later. When the block was refused because the other models hold the
+ * GPU ({@code GPU_SHARE}), no request is admitted for as long either: the memory the running
+ * requests grow into is not handed to new ones, which would be preempted in turn and recomputed (a
+ * thrash that costs more than it serves). A preempted request goes back to the queue in its due
+ * place.
  *
  * <p>A {@link Reclaim} from the cache (another model needs memory this one borrowed) is answered
  * at the next step: the engine admits no request until it holds the pages asked for fewer than it
@@ -145,7 +145,7 @@ final class ModelServer {
     /** The order waiting requests are admitted in. */
     private final AdmissionOrder order;
     private final ArrayDeque<TraceRequest> arrivals;
-    private final ArrayDeque<ServedRequest> waiting = new ArrayDeque<>();
+    private final List<ServedRequest> waiting = new ArrayList<>();
     private final List<ServedRequest> running = new ArrayList<>();
     /** Every request that arrived, in arrival order: for the request log. */
     private final List<ServedRequest> seen = new ArrayList<>();
@@ -629,16 +629,7 @@ final class ModelServer {
             }
             at++;
         }
-        if (at == 0) {
-            waiting.addFirst(request);
-        } else if (at == waiting.size()) {
-            waiting.addLast(request);
-        } else {
-            List<ServedRequest> all = new ArrayList<>(waiting);
-            all.add(at, request);
-            waiting.clear();
-            waiting.addAll(all);
-        }
+        waiting.add(at, request);
     }
 
 
