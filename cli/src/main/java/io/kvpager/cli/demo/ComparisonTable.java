@@ -53,19 +53,20 @@ public final class ComparisonTable {
         if (reports.isEmpty()) {
             throw new IllegalArgumentException("nothing to compare");
         }
-        TextTable table = new TextTable("policy", "model", "finished", "tokens", "TTFT p50 ms", "TTFT p99 ms", "TPOT p99 ms", "SLO met",
+        TextTable table = new TextTable("policy", "model", "finished", "tokens", "of ceiling", "TTFT p50 ms", "TTFT p99 ms", "TPOT p99 ms", "SLO met",
                 "misses", "preempted", "recomputed tokens", "reclaims", "reclaim wait p50 ms", "reclaim wait p99 ms", "over-grant", "invariants");
         for (DemoReport report : reports) {
-            for (ModelReport m : report.models()) {
+            for (int i = 0; i < report.models().size(); i++) {
+                ModelReport m = report.models().get(i);
                 ModelReport.Service s = m.service();
-                table.row(report.policy().flag(), m.model().name(), m.served() + "/" + m.arrived(), m.tokens(), SummaryTable.ms(s.ttftP50Ms()),
-                        SummaryTable.ms(s.ttftP99Ms()), SummaryTable.ms(s.tpotP99Ms()), SummaryTable.percent(m.sloAttainment()),
+                table.row(report.policy().flag(), m.model().name(), m.served() + "/" + m.arrived(), m.tokens(), ratio(m.tokens(), report.ceiling().of(i)),
+                        SummaryTable.ms(s.ttftP50Ms()), SummaryTable.ms(s.ttftP99Ms()), SummaryTable.ms(s.tpotP99Ms()), SummaryTable.percent(m.sloAttainment()),
                         m.totalMisses(), m.preemptions(), m.recomputedTokens(), m.reclaims().asked(), SummaryTable.ms(m.reclaims().waitP50Ms()),
                         SummaryTable.ms(m.reclaims().waitP99Ms()), "", "");
             }
             Totals t = Totals.of(report);
-            table.row(report.policy().flag(), "all", t.served() + "/" + t.arrived(), t.tokens(), "", "", "", SummaryTable.percent(t.slo()),
-                    t.misses(), t.preemptions(), t.recomputed(), t.reclaims(), "", "",
+            table.row(report.policy().flag(), "all", t.served() + "/" + t.arrived(), t.tokens(), ratio(t.tokens(), report.ceiling().all()), "", "", "",
+                    SummaryTable.percent(t.slo()), t.misses(), t.preemptions(), t.recomputed(), t.reclaims(), "", "",
                     report.grants().samples() == 0 ? "not sampled" : report.grants().anyOverGrant() ? report.grants().overGranted() + " samples" : "none",
                     report.ok() ? "held" : "broken");
         }
@@ -77,6 +78,7 @@ public final class ComparisonTable {
                 reports.size(), settings.trace().name(), settings.device(), settings.tp(), settings.duration().toSeconds(), settings.seed(),
                 settings.load(), settings.step().toMillis(), settings.targets().ttft().toMillis(), settings.targets().tpot().toMillis()));
         out.append(first.offered()).append('\n');
+        out.append(first.ceiling()).append('\n');
         out.append(table.render());
         out.append('\n').append(placement(reports));
         out.append('\n').append(account(reports));
@@ -179,7 +181,15 @@ public final class ComparisonTable {
             line.append(String.format(Locale.ROOT, "; %s %,d tokens (%sx), SLO %s (%sx)", peer.policy().flag(), p.tokens(),
                     ratio(a.tokens(), p.tokens()), SummaryTable.percent(p.slo()), ratio(a.slo(), p.slo())));
         }
-        return line.toString();
+        long ceiling = arbitrated.ceiling().all();
+        line.append(String.format(Locale.ROOT, "; the most any policy can decode %,d tokens (arbitrated %s of it", ceiling,
+                ratio(a.tokens(), ceiling)));
+        for (DemoReport peer : reports) {
+            if (peer != arbitrated) {
+                line.append(String.format(Locale.ROOT, ", %s %s", peer.policy().flag(), ratio(Totals.of(peer).tokens(), ceiling)));
+            }
+        }
+        return line.append(')').toString();
     }
 
     private static Optional<DemoReport> find(List<DemoReport> reports, SharingPolicy policy) {

@@ -207,7 +207,8 @@ public final class DemoRun implements AutoCloseable {
         OfferedLoad offered = OfferedLoad.of(scale, trace);
         // the report tells the GPU's memory as the run found it: on cuda the device's, not --capacity's default
         return new DemoReport(settings.withGpuBytes(deviceBytes), reports, TraceTotals.of(trace), plan.description() + "; " + offered,
-                offered, grants, stoppedAt, violations, sampler.account.totals());
+                offered, TokenCeiling.of(settings.models(), settings.duration(), settings.step(), trace), grants, stoppedAt, violations,
+                sampler.account.totals());
     }
 
     /**

@@ -79,15 +79,18 @@ class DemoTest {
         for (SharingPolicy policy : SharingPolicy.values()) {
             assertThat(out).contains("tp 2 each, 2 s, seed 3, load 1.20, policy " + policy.flag() + ": ");
             for (String model : new String[] {"7b", "70b", "all"}) {
-                assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+" + model + "\\s+\\d+/\\d+\\s+\\d+\\s");
+                assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+" + model + "\\s+\\d+/\\d+\\s+\\d+\\s+(0\\.\\d\\d|1\\.00)\\s");
             }
             assertThat(out).containsPattern("\\n" + policy.flag() + "\\s+all\\s.*\\snone\\s+held\\n");
         }
         assertThat(out).contains("comparison: the same trace under 3 policies, one after another (overlapping, sim GPU, tp 2, 2 s, seed 3, load 1.20")
                 .containsPattern("offered KV in pages \\(mean over the run, each request served at once, steps of [\\d.]+ ms, KV read at 4\\.3 TB/s\\): 7b [\\d.]+x its equal share, 70b [\\d.]+x;"
                         + " all [\\d.]+x the caches' memory\\n")
+                .containsPattern("the most any policy can decode before the end \\(each request admitted at its arrival, never waiting, a token per "
+                        + "20 ms step after its prefill\\): 7b [\\d,]+ tokens, 70b [\\d,]+; all [\\d,]+\\n")
                 .contains("arbitrated / static (").contains("arbitrated / first-come (")
                 .containsPattern("measured: arbitrated served [\\d,]+ tokens, SLO met by [\\d.]+% of requests; static [\\d,]+ tokens \\([\\d.-]+x\\)")
+                .containsPattern("; the most any policy can decode [\\d,]+ tokens \\(arbitrated [\\d.]+ of it, static [\\d.]+, first-come [\\d.]+\\)\\n")
                 .contains("chart: " + chart.toAbsolutePath());
         assertThat(out.indexOf("comparison:")).isGreaterThan(out.lastIndexOf("invariants held"));
         assertThat(chart).isNotEmptyFile();
