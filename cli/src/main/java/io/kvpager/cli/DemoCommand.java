@@ -16,6 +16,7 @@ import io.kvpager.cli.demo.TraceChoice;
 import io.kvpager.cli.demo.TracePreset;
 import io.kvpager.cli.demo.TraceReplay;
 import io.kvpager.cli.metrics.MetricsEndpoint;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -106,7 +107,8 @@ final class DemoCommand implements Callable<Integer> {
     Map<String, String> limits = new LinkedHashMap<>();
 
     @Option(names = "--out", paramLabel = "FILE", defaultValue = "kvpager-demo.png",
-            description = "Where the chart of memory per model is written (default: ${DEFAULT-VALUE}).")
+            description = "Where the chart of memory per model is written: a PNG, or an SVG when FILE ends in .svg; where Java "
+                    + "cannot draw a PNG (no fonts), an SVG beside it (default: ${DEFAULT-VALUE}).")
     Path out;
 
     @Option(names = "--compare",
@@ -228,40 +230,43 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     /**
-     * Whether Java2D has no font to draw text with: on a server without fontconfig or fonts, listing
-     * them fails or finds none. Asked of Java2D itself rather than read from the chart's error.
+     * Draws the chart; one that cannot be drawn is a warning that says how to fix it, not a failure of
+     * the run. A PNG that Java2D cannot draw here (no fonts, or a runtime without {@code java.desktop})
+     * is written as an SVG beside it instead, which needs neither.
      */
-    private static boolean fontsMissing() {
-        try {
-            return java.awt.GraphicsEnvironment.getLocalGraphicsEnvironment().getAvailableFontFamilyNames().length == 0;
-        } catch (Exception | Error e) {
-            return true;
-        }
-    }
-
-    /** Draws the chart; one that cannot be drawn is a warning that says how to fix it, not a failure of the run. */
     private void writeChart(List<DemoRun> runs, PrintWriter stdout, PrintWriter stderr) {
         if (runs.isEmpty()) {
             return;
         }
         try {
-            if (runs.size() == 1) {
-                runs.getFirst().writeChart();
-            } else {
-                DemoRun.writeChart(out, runs);
-            }
+            DemoRun.writeChart(out, runs);
             stdout.println("chart: " + out.toAbsolutePath());
             stdout.flush();
+            return;
         } catch (Exception | Error e) {
             String why = OneLine.of(e);
+            // an IOException is the file's; anything else is Java2D failing to draw (no fonts, no java.desktop)
+            boolean cannotDraw = !(e instanceof IOException);
             String fix = ModuleLayer.boot().findModule("java.desktop").isEmpty()
-                    ? "this Java runtime has no java.desktop module, which draws charts; run on a full JDK or JRE"
-                    : fontsMissing()
-                    ? "this machine has no fonts for Java to draw text with; install fontconfig and one font (Debian, Ubuntu: "
-                            + "apt-get install fontconfig fonts-dejavu-core; RHEL: dnf install fontconfig dejavu-sans-fonts) and run again"
+                    ? "this Java runtime has no java.desktop module, which draws PNG charts; run on a full JDK or JRE for a PNG"
+                    : cannotDraw ? "Java could not draw a PNG here, most often for want of fonts; for a PNG, install fontconfig and one font "
+                            + "(Debian, Ubuntu: apt-get install fontconfig fonts-dejavu-core; RHEL: dnf install fontconfig dejavu-sans-fonts)"
                     : "check that " + out.toAbsolutePath() + " can be written, or pass --out elsewhere";
-            stderr.println("kvpager demo: warning: the chart was not drawn (" + why + "): " + fix
-                    + "; the summary above is complete");
+            if (cannotDraw && !DemoRun.isSvg(out)) {
+                Path svg = DemoRun.svgBeside(out);
+                try {
+                    DemoRun.writeChart(svg, runs);
+                    stdout.println("chart: " + svg.toAbsolutePath());
+                    stdout.flush();
+                    stderr.println("kvpager demo: the chart is an SVG, not the PNG asked for (" + why + "): " + fix
+                            + "; an SVG needs neither (--out FILE.svg asks for one)");
+                    stderr.flush();
+                    return;
+                } catch (IOException | RuntimeException svgFailed) {
+                    why += "; the SVG instead: " + OneLine.of(svgFailed);
+                }
+            }
+            stderr.println("kvpager demo: warning: the chart was not drawn (" + why + "): " + fix + "; the summary above is complete");
             stderr.flush();
         }
     }
@@ -289,8 +294,8 @@ final class DemoCommand implements Callable<Integer> {
             }
             TraceChoice traceChoice = trace != null ? TraceChoice.of(TraceReplay.load(trace))
                     : TraceChoice.of(tracePreset != null ? TracePreset.of(tracePreset) : TraceChoice.DEFAULT_PRESET);
-            return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, out,
-                    idleHandlePages, gpuMemoryPercent, sharing, traceChoice, new ServiceTargets(sloTtft, sloTpot),
+            return new DemoSettings(profiles, tp, seed, duration, step, capacity, device, gpu, limitBytes, idleHandlePages,
+                    gpuMemoryPercent, sharing, traceChoice, new ServiceTargets(sloTtft, sloTpot),
                     WeightFormat.of(weights), load, attentionTbps * 1e12);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -268,25 +268,34 @@ public final class DemoRun implements AutoCloseable {
     }
 
     /**
-     * Draws the chart of memory per model to the settings' file (parent folders are created).
+     * Draws the charts of runs (one, or those of {@code --compare}) to {@code file}, a panel per run,
+     * as an SVG when the file's name ends in {@code .svg}, else as a PNG (parent folders are created).
      *
      * @throws IOException when the file cannot be written
-     * @throws Error or RuntimeException from Java2D, e.g. on a machine without fonts
-     */
-    public void writeChart() throws IOException {
-        List<String> names = settings.models().stream().map(ModelProfile::name).toList();
-        MemoryChart.write(settings.chart(), chartTitle(), names, timelines, cacheBudget, cacheBudget / names.size());
-    }
-
-    /**
-     * Draws the charts of several runs (those of {@code --compare}) to {@code file}, a panel per run.
-     *
-     * @throws IOException when the file cannot be written
+     * @throws Error or RuntimeException from Java2D for a PNG, e.g. on a machine without fonts
      */
     public static void writeChart(Path file, List<DemoRun> runs) throws IOException {
-        MemoryChart.writePanels(file, runs.stream().map(run -> MemoryChart.chart(run.chartTitle(),
-                run.settings.models().stream().map(ModelProfile::name).toList(), run.timelines, run.cacheBudget,
-                run.cacheBudget / run.settings.models().size())).toList());
+        List<ChartPanel> panels = runs.stream().map(DemoRun::chartPanel).toList();
+        if (SvgChart.isSvg(file)) {
+            SvgChart.write(file, panels);
+        } else {
+            MemoryChart.write(file, panels);
+        }
+    }
+
+    /** Whether {@code file} names an SVG chart, by its extension. */
+    public static boolean isSvg(Path file) {
+        return SvgChart.isSvg(file);
+    }
+
+    /** The SVG to write instead of {@code file} when a PNG cannot be drawn: its name with {@code .svg}. */
+    public static Path svgBeside(Path file) {
+        return SvgChart.beside(file);
+    }
+
+    private ChartPanel chartPanel() {
+        List<String> names = settings.models().stream().map(ModelProfile::name).toList();
+        return new ChartPanel(chartTitle(), names, timelines, cacheBudget, cacheBudget / names.size());
     }
 
     /** The chart's title: the policy and the trace. */

@@ -1,7 +1,6 @@
 package io.kvpager.cli.demo;
 
 import io.kvpager.internal.options.OptionRules;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +18,6 @@ import java.util.Objects;
  * @param device {@code sim} or {@code cuda}
  * @param gpu index of the shared GPU
  * @param limits optional memory limit per rank, by model name
- * @param chart where the memory chart is written
  * @param idleHandlePages the most page ids' worth of unmapped handles each rank keeps while its pages churn
  * @param gpuMemoryPercent the share of the GPU the models may take, weights and caches together, or {@code null} for
  *     {@link #DEFAULT_MEMORY_PERCENT}
@@ -32,7 +30,7 @@ import java.util.Objects;
  *     scaled to it, and the simulated device models its attention at it ({@link SimAttention})
  */
 public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duration duration, Duration step, long gpuBytes,
-        String device, int gpu, Map<String, Long> limits, Path chart, int idleHandlePages,
+        String device, int gpu, Map<String, Long> limits, int idleHandlePages,
         Integer gpuMemoryPercent, SharingPolicy policy, TraceChoice trace, ServiceTargets targets, WeightFormat weights,
         double load, double attentionBandwidth) {
 
@@ -53,7 +51,6 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         Objects.requireNonNull(duration, "duration");
         Objects.requireNonNull(step, "step");
         Objects.requireNonNull(device, "device");
-        Objects.requireNonNull(chart, "chart");
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(trace, "trace");
         Objects.requireNonNull(targets, "targets");
@@ -150,25 +147,19 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
 
     /** The same run under another policy. */
     public DemoSettings withPolicy(SharingPolicy other) {
-        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
+        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, idleHandlePages,
                 gpuMemoryPercent, other, trace, targets, weights, load, attentionBandwidth);
     }
 
     /** The same run with the weights held as {@code other}. */
     public DemoSettings withWeights(WeightFormat other) {
-        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, chart, idleHandlePages,
+        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, idleHandlePages,
                 gpuMemoryPercent, policy, trace, targets, other, load, attentionBandwidth);
     }
 
     /** The same run on a GPU of {@code other} bytes (on cuda, the device's own memory, not {@code --capacity}). */
     public DemoSettings withGpuBytes(long other) {
-        return new DemoSettings(models, tp, seed, duration, step, other, device, gpu, limits, chart, idleHandlePages,
-                gpuMemoryPercent, policy, trace, targets, weights, load, attentionBandwidth);
-    }
-
-    /** The same run drawing its chart to another file. */
-    public DemoSettings withChart(Path other) {
-        return new DemoSettings(models, tp, seed, duration, step, gpuBytes, device, gpu, limits, other, idleHandlePages,
+        return new DemoSettings(models, tp, seed, duration, step, other, device, gpu, limits, idleHandlePages,
                 gpuMemoryPercent, policy, trace, targets, weights, load, attentionBandwidth);
     }
 }

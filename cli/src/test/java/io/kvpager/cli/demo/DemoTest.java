@@ -96,6 +96,17 @@ class DemoTest {
         assertThat(chart).isNotEmptyFile();
     }
 
+    /** --out FILE.svg: the chart written as text, which needs no fonts. */
+    @Test
+    void anOutEndingInSvgGetsAnSvgChart() throws Exception {
+        Path chart = dir.resolve("memory.svg");
+        Run run = demo("--duration", "1s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none", "--out", chart.toString());
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out()).contains("chart: " + chart.toAbsolutePath());
+        assertThat(Files.readString(chart)).startsWith("<svg ").contains(">7b</text>", ">70b</text>", "<polyline ").endsWith("</svg>\n");
+        assertThat(dir.resolve("memory.png")).doesNotExist();
+    }
+
     @Test
     void theBundledTraceIsReplayedAndSaysHow() {
         Run run = demo("--trace", "azure-conv", "--policy", "first-come", "--duration", "6s", "--models", "7b,70b", "--capacity", "8GiB", "--weights", "none",

@@ -25,7 +25,7 @@ class MemoryChartTest {
             b.sample(i, (long) (20 - i) << 30);
         }
         Path file = dir.resolve("charts/memory.png");
-        MemoryChart.write(file, "test", List.of("7b", "70b"), List.of(a, b), 141L << 30, 47L << 30);
+        MemoryChart.write(file, List.of(new ChartPanel("test", List.of("7b", "70b"), List.of(a, b), 141L << 30, 47L << 30)));
         assertThat(file).isNotEmptyFile();
         // the permissions of any file written there, not a temporary file's owner-only ones
         Path plain = Files.createFile(file.resolveSibling("plain"));
@@ -40,7 +40,7 @@ class MemoryChartTest {
         MemoryTimeline a = new MemoryTimeline();
         MemoryTimeline b = new MemoryTimeline();
         a.sample(0, 1);
-        assertThatThrownBy(() -> MemoryChart.write(dir.resolve("x.png"), "t", List.of("a", "b"), List.of(a, b), 10, 5))
+        assertThatThrownBy(() -> MemoryChart.write(dir.resolve("x.png"), List.of(new ChartPanel("t", List.of("a", "b"), List.of(a, b), 10, 5))))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(Files.exists(dir.resolve("x.png"))).isFalse();
     }
@@ -54,7 +54,7 @@ class MemoryChartTest {
         Path target = dir.resolve("memory.png");
         Files.createDirectories(target);
         Files.writeString(target.resolve("keep"), "x");
-        assertThatThrownBy(() -> MemoryChart.write(target, "t", List.of("a"), List.of(a), 10L << 30, 5L << 30))
+        assertThatThrownBy(() -> MemoryChart.write(target, List.of(new ChartPanel("t", List.of("a"), List.of(a), 10L << 30, 5L << 30))))
                 .isInstanceOf(IOException.class);
         try (var left = Files.list(dir)) {
             assertThat(left).containsExactly(target);
