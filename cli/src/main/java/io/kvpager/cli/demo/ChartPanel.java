@@ -15,6 +15,8 @@ import java.util.List;
  */
 record ChartPanel(String title, List<String> names, List<MemoryTimeline> timelines, long budgetBytes, long shareBytes) {
 
+    static final double GIB = 1L << 30;
+
     ChartPanel {
         names = List.copyOf(names);
         timelines = List.copyOf(timelines);
@@ -57,6 +59,4 @@ record ChartPanel(String title, List<String> names, List<MemoryTimeline> timelin
         }
         return total;
     }
-
-    static final double GIB = 1L << 30;
 }
