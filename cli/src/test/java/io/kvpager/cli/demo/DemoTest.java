@@ -86,8 +86,8 @@ class DemoTest {
         assertThat(out).contains("comparison: the same trace under 3 policies, one after another (overlapping, sim GPU, tp 2, 2 s, seed 3, load 1.20")
                 .containsPattern("offered KV in pages \\(mean over the run, each request served at once, steps of [\\d.]+ ms, KV read at 4\\.3 TB/s\\): 7b [\\d.]+x its equal share, 70b [\\d.]+x;"
                         + " all [\\d.]+x the caches' memory\\n")
-                .containsPattern("the most any policy can decode before the end \\(each request admitted at its arrival, never waiting, a token per "
-                        + "20 ms step after its prefill\\): 7b [\\d,]+ tokens, 70b [\\d,]+; all [\\d,]+\\n")
+                .containsPattern("the most any policy can decode before the end \\(each request admitted in the step it arrives in, never waiting, "
+                        + "a token per 20 ms step after its prefill\\): 7b [\\d,]+ tokens, 70b [\\d,]+; all [\\d,]+\\n")
                 .contains("arbitrated / static (").contains("arbitrated / first-come (")
                 .containsPattern("measured: arbitrated served [\\d,]+ tokens, SLO met by [\\d.]+% of requests; static [\\d,]+ tokens \\([\\d.-]+x\\)")
                 .containsPattern("; the most any policy can decode [\\d,]+ tokens \\(arbitrated [\\d.]+ of it, static [\\d.]+, first-come [\\d.]+\\)\\n")
