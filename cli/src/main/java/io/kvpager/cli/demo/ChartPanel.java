@@ -16,6 +16,9 @@ import java.util.List;
 record ChartPanel(String title, List<String> names, List<MemoryTimeline> timelines, long budgetBytes, long shareBytes) {
 
     static final double GIB = 1L << 30;
+    /** The size of one panel, in pixels, as either writer draws it. */
+    static final int WIDTH = 1000;
+    static final int HEIGHT = 560;
 
     ChartPanel {
         names = List.copyOf(names);

@@ -59,7 +59,7 @@ public final class ComparisonTable {
             for (int i = 0; i < report.models().size(); i++) {
                 ModelReport m = report.models().get(i);
                 ModelReport.Service s = m.service();
-                table.row(report.policy().flag(), m.model().name(), m.served() + "/" + m.arrived(), m.tokens(), ratio(m.tokens(), report.ceiling().of(i)),
+                table.row(report.policy().flag(), m.model().name(), m.served() + "/" + m.arrived(), m.tokens(), ratio(m.tokens(), report.ceiling().forModel(i)),
                         SummaryTable.ms(s.ttftP50Ms()), SummaryTable.ms(s.ttftP99Ms()), SummaryTable.ms(s.tpotP99Ms()), SummaryTable.percent(m.sloAttainment()),
                         m.totalMisses(), m.preemptions(), m.recomputedTokens(), m.reclaims().asked(), SummaryTable.ms(m.reclaims().waitP50Ms()),
                         SummaryTable.ms(m.reclaims().waitP99Ms()), "", "");

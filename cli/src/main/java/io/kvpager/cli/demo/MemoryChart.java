@@ -23,8 +23,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 final class MemoryChart {
 
     private static final double GIB = ChartPanel.GIB;
-    private static final int WIDTH = 1000;
-    private static final int HEIGHT = 560;
+    private static final int WIDTH = ChartPanel.WIDTH;
+    private static final int HEIGHT = ChartPanel.HEIGHT;
 
     private MemoryChart() {
     }

@@ -14,8 +14,8 @@ import java.util.Locale;
  */
 final class SvgChart {
 
-    static final int WIDTH = 1000;
-    static final int HEIGHT = 560;
+    private static final int WIDTH = ChartPanel.WIDTH;
+    private static final int HEIGHT = ChartPanel.HEIGHT;
     private static final int LEFT = 70;
     private static final int RIGHT = WIDTH - 180;
     private static final int TOP = 44;

@@ -61,7 +61,7 @@ public record TokenCeiling(List<String> models, List<Long> perModel, Duration st
     }
 
     /** A model's ceiling, by its index in the trace. */
-    public long of(int model) {
+    public long forModel(int model) {
         return perModel.get(model);
     }
 

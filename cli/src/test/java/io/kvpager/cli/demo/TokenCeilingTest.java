@@ -42,7 +42,7 @@ class TokenCeilingTest {
                 new TraceRequest(0, 0, 0, 100, 500), new TraceRequest(1, 1, 20, 2049, 500), new TraceRequest(2, 0, 0, 100, 7)));
         assertThat(ceiling.perModel()).containsExactly(49L + 7, 47L);
         assertThat(ceiling.all()).isEqualTo(103);
-        assertThat(ceiling.of(1)).isEqualTo(47);
+        assertThat(ceiling.forModel(1)).isEqualTo(47);
         assertThat(ceiling).hasToString("the most any policy can decode before the end (each request admitted in the step it arrives in, never "
                 + "waiting, a token per 20 ms step after its prefill): s 56 tokens, l 47; all 103");
     }
