@@ -1,5 +1,6 @@
 package io.kvpager.impl.coordinator;
 
+import io.kvpager.protocol.PagesReply;
 import io.kvpager.protocol.PagesRequest;
 import io.kvpager.protocol.CreateTensorsRequest;
 import io.kvpager.FailureCode;
@@ -15,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -24,8 +26,11 @@ import java.util.function.Supplier;
  * Ranks that lost the pool's tensors, and how they come back. A rank is lost when it answers a map
  * or unmap with no worker at its address ({@code NO_RANK}) or with no tensors for the group (404),
  * or when the cluster removes its node: its worker stopped, died, or was restarted. Before the next map the coordinator brings every lost rank
- * back: {@code create-tensors}, {@code tensors-created}, then a map of every page the pool holds
- * mapped, so the rank matches the others again. While a rank cannot be brought back, maps fail
+ * back: {@code create-tensors}, {@code tensors-created}, {@code release-pages} of every page of the
+ * group, then a map of every page the pool holds mapped, so the rank matches the others again. The
+ * release is there for a rank that only looked lost: paused or cut off while the cluster counted it
+ * gone, it kept its tensors and pages, and the pool may have unmapped or mapped pages since; without
+ * it the map would meet pages already mapped, and fail on every try. While a rank cannot be brought back, maps fail
  * with its error, and it is tried again on the next one.
  *
  * <p>A rejoined rank's pages hold fresh memory: the KV contents it had are gone, which is logged.
@@ -134,9 +139,12 @@ public final class RankRejoin {
         List<RankTarget> ranks = List.copyOf(lost);
         Promise<Void> promise = Promise.promise();
         inFlight = promise.future();
+        int[] released = new int[1];
         new TensorStart(vertx, fanOut, ranks, tensors, deadlineMs, pollMs, false).run()
                 .compose(created -> settled())
-                .compose(quiet -> {
+                .compose(quiet -> releaseAll(ranks))
+                .compose(held -> {
+                    released[0] = held;
                     int[] pages = mappedPages.get();
                     if (pages.length == 0) {
                         return Future.succeededFuture(pages);
@@ -156,9 +164,9 @@ public final class RankRejoin {
                     if (ar.succeeded()) {
                         lost.removeAll(ranks);
                         rejoined += ranks.size();
-                        log.warn("{} rejoined pool {} group {}: tensors re-created, {} pages re-mapped; their KV contents "
-                                + "on that rank are lost", names(ranks), fanOut.pool().instance(), fanOut.pool().group(),
-                                ar.result().length);
+                        log.warn("{} rejoined pool {} group {}: tensors re-created, {} pages they still held released, "
+                                + "{} pages re-mapped; their KV contents on that rank are lost", names(ranks),
+                                fanOut.pool().instance(), fanOut.pool().group(), released[0], ar.result().length);
                         promise.complete();
                     } else {
                         Throwable cause = ar.cause();
@@ -169,6 +177,39 @@ public final class RankRejoin {
                     }
                 });
         return promise.future();
+    }
+
+    /**
+     * Releases every page of the group that the rejoining ranks still hold, so that the map after it
+     * finds them empty: a rank marked lost may have kept its tensors and pages (paused, or cut off,
+     * while the cluster counted it gone), and those pages need not be the ones the pool holds now.
+     * Completes with the number of pages that held memory; fails naming the ranks that did not
+     * confirm every page clean.
+     */
+    private Future<Integer> releaseAll(List<RankTarget> ranks) {
+        int[] every = new int[tensors.geometry().pages()];
+        Arrays.setAll(every, i -> i);
+        PagesRequest release = new PagesRequest(WorkerAction.RELEASE_PAGES, fanOut.nextRequestId(), fanOut.pool().group(),
+                fanOut.owner(), every);
+        return fanOut.send(ranks, release, fanOut.sendTimeoutMs()).compose(replies -> {
+            List<RankFailure> failures = new ArrayList<>(RankFanOut.failures(replies));
+            int held = 0;
+            for (RankReply reply : replies) {
+                if (!reply.succeeded()) {
+                    continue;
+                }
+                if (FanOutMapper.confirms(reply.body(), WorkerAction.RELEASE_PAGES, every)) {
+                    held += PagesReply.fromJson(WorkerAction.RELEASE_PAGES, reply.body()).released().length;
+                } else {
+                    failures.add(new RankFailure(reply.rank().name(), FailureCode.DRIVER_ERROR, reply.rank().name()
+                            + " answered release-pages without confirming all " + every.length + " pages of group "
+                            + fanOut.pool().group() + " clean"));
+                }
+            }
+            return failures.isEmpty() ? Future.succeededFuture(held)
+                    : Future.failedFuture(KvPagerException.ofRanks("releasing what a rejoining rank still held of group "
+                            + fanOut.pool().group(), ranks.size(), failures));
+        });
     }
 
     private static String names(List<RankTarget> ranks) {

@@ -73,7 +73,8 @@ class FanOutMapperTest {
             RankFanOut fanOut = new RankFanOut(vertx.eventBus(), ranks, timeoutMs);
             CreateTensorsRequest tensors = new CreateTensorsRequest(group, fanOut.owner(),
                     new Geometry(2, 2, 4096, 2L << 20, 16, Layout.PAGE_MAJOR), false, null);
-            RankRejoin rejoin = new RankRejoin(vertx, fanOut, tensors, 1_000, 10, () -> new int[0]);
+            // the pool's mapped pages, as its ledger would give them: those of its first rank
+            RankRejoin rejoin = new RankRejoin(vertx, fanOut, tensors, 1_000, 10, () -> scripted.getFirst().mappedNow());
             return new Pool(vertx.getOrCreateContext(), fanOut, rejoin, new FanOutMapper(fanOut, rejoin), scripted);
         });
     }
@@ -306,6 +307,61 @@ class FanOutMapperTest {
             assertThat(p.rejoin().rejoined()).isEqualTo(1);
             return v;
         }))).onComplete(test.succeedingThenComplete());
+    }
+
+    /**
+     * A rank counted lost while it was only paused or cut off keeps its tensors and pages, and they
+     * need not be the pool's any more. Its rejoin releases what it held and maps exactly the pool's
+     * pages; a plain map of the pool's pages would meet pages already mapped and fail on every try.
+     */
+    @Test
+    void aRankThatKeptItsPagesWhileCountedLostRejoinsWithExactlyThePoolsPages(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-kept").compose(p -> p.map(1, 2, 3).compose(v -> p.on(() -> {
+            ScriptedRank kept = p.rank(3);
+            synchronized (kept) {
+                // a page the pool unmapped while this rank was cut off: the rank never heard of it
+                kept.mapped.add(9);
+            }
+            p.rejoin().noteDeparted(List.of(kept.rank));
+            return Future.succeededFuture();
+        })).compose(v -> p.map(5)).map(v -> {
+            for (ScriptedRank r : p.ranks()) {
+                assertThat(r.mapped).as(r.rank.name()).containsExactly(1, 2, 3, 5);
+            }
+            List<JsonObject> releases = p.rank(3).received("release-pages");
+            assertThat(releases).hasSize(1);
+            assertThat(releases.getFirst().getJsonArray("pages")).hasSize(16);
+            assertThat(p.rank(0).received("release-pages")).isEmpty();
+            assertThat(p.rejoin().lost()).isEmpty();
+            assertThat(p.rejoin().rejoined()).isEqualTo(1);
+            return v;
+        })).onComplete(test.succeedingThenComplete());
+    }
+
+    /** A rejoining rank that does not confirm its pages released stays lost, and the map fails with its error, changing nothing. */
+    @Test
+    void aRejoinWhoseReleaseFailsLeavesTheRankLostAndMapsNothing(Vertx vertx, VertxTestContext test) {
+        pool(vertx, "fan-kept-fail").compose(p -> p.map(1).compose(v -> p.on(() -> {
+            p.rank(2).script("release-pages", new ScriptedRank.Fail(500, "cuMemUnmap failed: CUDA_ERROR_UNKNOWN"));
+            p.rejoin().noteDeparted(List.of(p.rank(2).rank));
+            return Future.succeededFuture();
+        })).compose(v -> p.map(4).transform(ar -> {
+            PageMapFailure failure = mapFailure(ar.cause());
+            KvPagerException cause = (KvPagerException) failure.getCause();
+            assertThat(cause.failureOf("pp0/tp2").message()).contains("CUDA_ERROR_UNKNOWN");
+            assertThat(failure.getMessage()).contains("releasing what a rejoining rank still held", "could not rejoin");
+            for (ScriptedRank r : p.ranks()) {
+                assertThat(r.mapped).as(r.rank.name()).containsExactly(1);
+            }
+            assertThat(p.rejoin().lost()).extracting(RankTarget::name).containsExactly("pp0/tp2");
+            return p.map(4);
+        })).map(v -> {
+            for (ScriptedRank r : p.ranks()) {
+                assertThat(r.mapped).as(r.rank.name()).containsExactly(1, 4);
+            }
+            assertThat(p.rejoin().lost()).isEmpty();
+            return v;
+        })).onComplete(test.succeedingThenComplete());
     }
 
     @Test

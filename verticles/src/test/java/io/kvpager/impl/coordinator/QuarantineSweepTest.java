@@ -33,8 +33,9 @@ class QuarantineSweepTest {
         KvCache cache = await(KvCache.deploy(vertx, SimPool.options(name).setLocalWorkers(false).setTensorsDeadlineMs(10_000)));
         scripted.script("map", new ScriptedRank.Fail(500, "page 0: cuMemMap failed: CUDA_ERROR_UNKNOWN; "
                 + "rollback incomplete (cuMemUnmap failed: CUDA_ERROR_UNKNOWN)", false, List.of(0)));
-        // every later release-pages answers {} (nothing confirmed): only the 404 can let the pages go
-        scripted.script("release-pages", new ScriptedRank.Fail(404, "group 0: no tensors on this rank; send create-tensors first"));
+        // every later release-pages fails: only the 404 can let the pages go
+        scripted.script("release-pages", new ScriptedRank.Fail(404, "group 0: no tensors on this rank; send create-tensors first"))
+                .always("release-pages", new ScriptedRank.Fail(500, "cuMemUnmap failed: CUDA_ERROR_UNKNOWN"));
 
         Allocation missed = await(cache.alloc(1));
         assertThat(missed.isMiss()).as("%s", missed).isTrue();

@@ -120,6 +120,11 @@ final class ScriptedRank {
         return this;
     }
 
+    /** The pages this rank holds mapped now, in order. */
+    synchronized int[] mappedNow() {
+        return mapped.stream().mapToInt(Integer::intValue).toArray();
+    }
+
     synchronized List<JsonObject> received(String action) {
         List<JsonObject> out = new ArrayList<>();
         for (JsonObject r : received) {
@@ -219,6 +224,11 @@ final class ScriptedRank {
                 }
                 int[] ids = pages.stream().mapToInt(p -> (Integer) p).toArray();
                 return ("map".equals(action) ? PagesReply.mapped(ids) : PagesReply.unmapped(ids)).toJson();
+            }
+            case "release-pages" -> {
+                int[] ids = body.getJsonArray("pages").stream().mapToInt(p -> (Integer) p).toArray();
+                int[] released = java.util.Arrays.stream(ids).filter(mapped::remove).toArray();
+                return PagesReply.released(released, ids).toJson();
             }
             case "destroy-tensors" -> {
                 boolean had = tensors;
