@@ -30,8 +30,9 @@ import java.util.function.Supplier;
  * group, then a map of every page the pool holds mapped, so the rank matches the others again. The
  * release is there for a rank that only looked lost: paused or cut off while the cluster counted it
  * gone, it kept its tensors and pages, and the pool may have unmapped or mapped pages since; without
- * it the map would meet pages already mapped, and fail on every try. While a rank cannot be brought back, maps fail
- * with its error, and it is tried again on the next one.
+ * it the map would meet pages already mapped, and fail on every try. The release follows the wait
+ * for fan-outs in flight (below), which may still reach the rank. While a rank cannot be brought
+ * back, maps fail with its error, and it is tried again on the next one.
  *
  * <p>A rejoined rank's pages hold fresh memory: the KV contents it had are gone, which is logged.
  * Runs on the coordinator's context; one rejoin at a time, concurrent maps wait for it.
