@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Which running requests the demo's engine preempts to answer a reclaim of some blocks: whole
@@ -18,9 +19,11 @@ import java.util.Map;
  * context but written little of it, so it costs almost nothing; a request decoding costs about the
  * same per block as any other, and then the emptiest page goes first (the fewest of the engine's
  * blocks: the ones closest to empty). The engine grows each request near its own last block, so a
- * page holds parts of one or two requests, mostly, and emptying one preempts that many. Pages are taken until as many pages as asked are empty (counted in pages,
- * not blocks: the blocks a victim frees in pages that others still hold give nothing back), each
- * page's holders latest arrival first.
+ * page holds parts of one or two requests, mostly, and emptying one preempts that many. Pages are
+ * taken until as many pages as asked are empty (counted in pages, not blocks: the blocks a victim
+ * frees in pages that others still hold give nothing back), each page's holders latest arrival
+ * first. A victim a later page made needless (its holders emptied enough pages of their own) is
+ * then spared, the one holding the most KV first.
  */
 final class ReclaimVictims {
 
@@ -65,20 +68,35 @@ final class ReclaimVictims {
         order.sort(Comparator.comparingDouble((Integer p) -> costOf.get(p)).thenComparingInt(usedInPage::get)
                 .thenComparing(Comparator.<Integer>reverseOrder()));
         LinkedHashSet<ServedRequest> victims = new LinkedHashSet<>();
-        long emptied = 0;
         for (int page : order) {
-            if (emptied >= pages) {
+            if (emptied(holdersOf, victims) >= pages) {
                 break;
             }
             // every holder of the page goes: it empties, and so may pages its holders shared with earlier victims
             victims.addAll(holdersOf.get(page));
-            emptied = 0;
-            for (List<ServedRequest> holders : holdersOf.values()) {
-                if (victims.containsAll(holders)) {
-                    emptied++;
-                }
+        }
+        // a later page's holders may have emptied enough pages without an earlier victim: it stays, the
+        // most work first
+        List<ServedRequest> inOrder = List.copyOf(victims);
+        List<ServedRequest> costliestFirst = new ArrayList<>(inOrder);
+        costliestFirst.sort(Comparator.comparingLong(ServedRequest::tokensInCache).reversed());
+        for (ServedRequest victim : costliestFirst) {
+            victims.remove(victim);
+            if (emptied(holdersOf, victims) < pages) {
+                victims.add(victim);
             }
         }
-        return List.copyOf(victims);
+        return inOrder.stream().filter(victims::contains).toList();
+    }
+
+    /** Pages whose every holder is a victim. */
+    private static long emptied(Map<Integer, List<ServedRequest>> holdersOf, Set<ServedRequest> victims) {
+        long emptied = 0;
+        for (List<ServedRequest> holders : holdersOf.values()) {
+            if (victims.containsAll(holders)) {
+                emptied++;
+            }
+        }
+        return emptied;
     }
 }

@@ -53,6 +53,19 @@ class ReclaimVictimsTest {
     }
 
     @Test
+    void sparesAVictimThatALaterPageMadeNeedless() {
+        // page 0: x and y, both prefilling (cheapest); pages 1 and 2: z alone, decoding, which empties two
+        ServedRequest x = running(1, 10, new int[] {0, 1}, 0);
+        ServedRequest y = running(2, 20, new int[] {2, 3}, 0);
+        ServedRequest z = running(3, 30, new int[] {4, 5, 6, 7, 8, 9, 10, 11}, 100);
+        // page 0 first empties one page; two are asked, so page 1 next, with z, which empties pages 1 and 2:
+        // two pages without x and y, who are spared
+        assertThat(ReclaimVictims.choose(List.of(x, y, z), BLOCKS_PER_PAGE, 2)).containsExactly(z);
+        // three asked: every page, every holder
+        assertThat(ReclaimVictims.choose(List.of(x, y, z), BLOCKS_PER_PAGE, 3)).containsExactly(y, x, z);
+    }
+
+    @Test
     void takesEverythingWhenAskedForMoreThanItHolds() {
         ServedRequest a = running(1, 10, new int[] {0, 1}, 31);
         ServedRequest b = running(2, 20, new int[] {4, 5}, 0);
