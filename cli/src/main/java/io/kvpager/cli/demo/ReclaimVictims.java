@@ -75,8 +75,8 @@ final class ReclaimVictims {
             // every holder of the page goes: it empties, and so may pages its holders shared with earlier victims
             victims.addAll(holdersOf.get(page));
         }
-        // a later page's holders may have emptied enough pages without an earlier victim: it stays, the
-        // most work first
+        // a later page's holders may have emptied enough pages without an earlier victim: that one is
+        // spared, those holding the most KV looked at first
         List<ServedRequest> inOrder = List.copyOf(victims);
         List<ServedRequest> costliestFirst = new ArrayList<>(inOrder);
         costliestFirst.sort(Comparator.comparingLong(ServedRequest::tokensInCache).reversed());

@@ -24,6 +24,7 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
@@ -227,7 +228,7 @@ final class ScriptedRank {
             }
             case "release-pages" -> {
                 int[] ids = body.getJsonArray("pages").stream().mapToInt(p -> (Integer) p).toArray();
-                int[] released = java.util.Arrays.stream(ids).filter(mapped::remove).toArray();
+                int[] released = Arrays.stream(ids).filter(mapped::remove).toArray();
                 return PagesReply.released(released, ids).toJson();
             }
             case "destroy-tensors" -> {
