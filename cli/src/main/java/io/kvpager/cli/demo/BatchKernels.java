@@ -18,13 +18,4 @@ interface BatchKernels {
      * the kernels own); completes once they have finished on the GPU.
      */
     Future<Void> launch(int[][] tables, int[] lengths);
-
-    /**
-     * Copies the KV of blocks {@code from[i]} to blocks {@code to[i]} (every layer and rank);
-     * completes once the copies have finished. By default nothing is copied: the simulated device
-     * holds no KV.
-     */
-    default Future<Void> copy(int[] from, int[] to) {
-        return Future.succeededFuture();
-    }
 }

@@ -92,10 +92,9 @@ public final class ComparisonTable {
         return out.toString();
     }
 
-    /** How each model's requests lay in pages, and what reclaims got back by turnover, by moving blocks and by preempting. */
+    /** How each model's requests lay in pages, and what reclaims got back by turnover and by preempting. */
     private static String placement(List<DemoReport> reports) {
-        TextTable table = new TextTable("policy", "model", "holders per page", "fill", "at reclaim", "pages asked", "by turnover", "by moving",
-                "blocks moved", "by preempting",
+        TextTable table = new TextTable("policy", "model", "holders per page", "fill", "at reclaim", "pages asked", "by turnover", "by preempting",
                 "preempted per page");
         for (DemoReport report : reports) {
             for (ModelReport m : report.models()) {
@@ -103,7 +102,7 @@ public final class ComparisonTable {
                 table.row(report.policy().flag(), m.model().name(), String.format(Locale.ROOT, "%.2f", p.holdersPerPage()),
                         SummaryTable.percent(p.fill()),
                         p.pagesAsked() == 0 ? "-" : String.format(Locale.ROOT, "%.2f", p.holdersAtReclaim()), p.pagesAsked(), p.byTurnover(),
-                        p.byMoving(), p.blocksMoved(), p.byPreempting(), Double.isNaN(p.preemptedPerPage()) ? "-" : String.format(Locale.ROOT, "%.2f", p.preemptedPerPage()));
+                        p.byPreempting(), Double.isNaN(p.preemptedPerPage()) ? "-" : String.format(Locale.ROOT, "%.2f", p.preemptedPerPage()));
             }
         }
         return "placement: requests per page held (mean over the steps, and at each reclaim), and the pages reclaims got back:\n"

@@ -24,7 +24,6 @@ import io.kvpager.attention.KvTensors;
 import io.kvpager.attention.PagedDecodeAttention;
 import io.kvpager.spi.Device;
 import io.kvpager.spi.DeviceFactory;
-import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -147,7 +146,7 @@ final class DemoAttention implements AutoCloseable {
             for (KvTensors rank : tensors.get(m)) {
                 ranks.add(PagedDecodeAttention.create(shape, rank, gpu, kernels));
             }
-            models.add(new ModelAttention(model, shape, geometry, ranks, tensors.get(m),
+            models.add(new ModelAttention(model, shape, geometry, ranks,
                     new WeightReads(model.weightBytes(weights), kernels, architecture, multiprocessors)));
             queryBytes = Math.max(queryBytes, shape.queryBytes(ModelServer.MAX_BATCH));
         }
@@ -165,33 +164,18 @@ final class DemoAttention implements AutoCloseable {
     /** The kernels of model {@code index} (the order of {@link #open}'s list). */
     BatchKernels kernels(int index) {
         ModelAttention model = models.get(index);
-        return new BatchKernels() {
-            @Override
-            public Future<Void> launch(int[][] tables, int[] lengths) {
-                return onThreadLater(() -> model.step(tables, lengths, queryBuffer, outBuffer, stream, start, stop));
-            }
-
-            @Override
-            public Future<Void> copy(int[] from, int[] to) {
-                int[] source = from.clone();
-                int[] target = to.clone();
-                return onThreadLater(() -> model.copy(source, target, stream, start, stop));
-            }
+        return (tables, lengths) -> {
+            Promise<Void> done = Promise.promise();
+            thread.execute(() -> {
+                try {
+                    model.step(tables, lengths, queryBuffer, outBuffer, stream, start, stop);
+                    done.complete();
+                } catch (RuntimeException e) {
+                    done.fail(e);
+                }
+            });
+            return done.future();
         };
-    }
-
-    /** Runs {@code work} on the attention thread; the future completes once it has. */
-    private Future<Void> onThreadLater(Runnable work) {
-        Promise<Void> done = Promise.promise();
-        thread.execute(() -> {
-            try {
-                work.run();
-                done.complete();
-            } catch (RuntimeException e) {
-                done.fail(e);
-            }
-        });
-        return done.future();
     }
 
     /** One line per model, with a header. */

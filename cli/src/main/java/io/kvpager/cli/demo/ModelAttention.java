@@ -1,21 +1,17 @@
 package io.kvpager.cli.demo;
 
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 
 import io.kvpager.Geometry;
-import io.kvpager.Layout;
 import io.kvpager.attention.AttentionShape;
 import io.kvpager.attention.DecodeBatch;
 import io.kvpager.attention.DeviceBatch;
 import io.kvpager.attention.DeviceBuffer;
 import io.kvpager.attention.GroupBlocks;
-import io.kvpager.attention.KvTensors;
 import io.kvpager.attention.PagedDecodeAttention;
 import java.util.List;
-import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 
@@ -30,8 +26,6 @@ final class ModelAttention implements AutoCloseable {
     final AttentionShape shape;
     private final Geometry geometry;
     private final List<PagedDecodeAttention> ranks;
-    /** Each rank's K and V: where a moved block's KV is copied from and to. */
-    private final List<KvTensors> tensors;
     private final List<DeviceBatch> batches;
     private final WeightReads weights;
     private long steps;
@@ -41,14 +35,9 @@ final class ModelAttention implements AutoCloseable {
     private double gpuMillis;
     private double maxStepMillis;
     private long bytes;
-    private long copies;
-    private long copiedBlocks;
-    private double copyMillis;
 
-    ModelAttention(ModelProfile model, AttentionShape shape, Geometry geometry, List<PagedDecodeAttention> ranks, List<KvTensors> tensors,
-            WeightReads weights) {
+    ModelAttention(ModelProfile model, AttentionShape shape, Geometry geometry, List<PagedDecodeAttention> ranks, WeightReads weights) {
         this.model = model;
-        this.tensors = List.copyOf(tensors);
         this.weights = weights;
         this.shape = shape;
         this.geometry = geometry;
@@ -97,45 +86,6 @@ final class ModelAttention implements AutoCloseable {
         bytes += batch.kvBytes(shape) * geometry.layers() * ranks.size();
     }
 
-    /**
-     * Copies the KV of blocks {@code from[i]} to blocks {@code to[i]}, every layer, buffer and rank,
-     * on {@code stream}; returns when the GPU is done. In a page-major pool a block's every layer and
-     * buffer lie together, one copy per block and rank.
-     */
-    void copy(int[] from, int[] to, CUstream stream, CUevent start, CUevent stop) {
-        if (from.length != to.length) {
-            throw new IllegalArgumentException(from.length + " blocks to copy into " + to.length);
-        }
-        if (from.length == 0) {
-            return;
-        }
-        CUdeviceptr none = new CUdeviceptr();
-        cuEventRecord(start, stream);
-        for (KvTensors rank : tensors) {
-            Geometry g = rank.geometry();
-            for (int i = 0; i < from.length; i++) {
-                if (g.layout() == Layout.PAGE_MAJOR) {
-                    cuMemcpyDtoDAsync(none.withByteOffset(rank.blockAddress(0, 0, to[i])),
-                            none.withByteOffset(rank.blockAddress(0, 0, from[i])), rank.blockStride(), stream);
-                    continue;
-                }
-                for (int layer = 0; layer < g.layers(); layer++) {
-                    for (int buffer = 0; buffer < g.kvBuffers(); buffer++) {
-                        cuMemcpyDtoDAsync(none.withByteOffset(rank.blockAddress(layer, buffer, to[i])),
-                                none.withByteOffset(rank.blockAddress(layer, buffer, from[i])), g.blockBytes(), stream);
-                    }
-                }
-            }
-        }
-        cuEventRecord(stop, stream);
-        cuEventSynchronize(stop);
-        float[] ms = new float[1];
-        cuEventElapsedTime(ms, start, stop);
-        copies++;
-        copiedBlocks += from.length;
-        copyMillis += ms[0];
-    }
-
     /** The bytes of KV per second its attention read over the run, on the GPU's clock; NaN before its first step. */
     double kvBytesPerSecond() {
         return steps == 0 ? Double.NaN : bytes / (gpuMillis * 1e-3);
@@ -147,11 +97,6 @@ final class ModelAttention implements AutoCloseable {
                 : String.format("%-5s %6d steps  %6.1f sequences/step  %8.3f ms/step (max %.3f)  %7.1f MiB KV/step  %6.2f TB/s",
                         model.name(), steps, (double) sequences / steps, gpuMillis / steps, maxStepMillis,
                         bytes / (double) steps / (1 << 20), bytes / (gpuMillis * 1e-3) / 1e12);
-        if (copies > 0) {
-            double copied = (double) copiedBlocks * geometry.blockBytes() * geometry.tensors() * ranks.size();
-            attention += String.format("; %d blocks moved (%.1f GiB) in %d copies, %.3f ms each, %.2f TB/s", copiedBlocks,
-                    copied / (1L << 30), copies, copyMillis / copies, 2 * copied / (copyMillis * 1e-3) / 1e12);
-        }
         if (weightSteps == 0) {
             return attention;
         }

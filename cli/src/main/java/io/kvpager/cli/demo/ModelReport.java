@@ -83,13 +83,11 @@ public record ModelReport(ModelProfile model, long arrived, long served, long un
      * @param holdersAtReclaim the same, mean over the reclaims asked (0 without one)
      * @param pagesAsked pages the reclaims asked for
      * @param byTurnover pages that finishing requests gave back before the reclaims preempted
-     * @param byMoving pages that the reclaims emptied by moving their blocks into the engine's other pages
-     * @param blocksMoved blocks those moves copied
      * @param byPreempting pages that the reclaims' preemptions emptied
      * @param preempted requests preempted for reclaims
      */
-    public record Placement(double holdersPerPage, double fill, double holdersAtReclaim, long pagesAsked, long byTurnover, long byMoving,
-            long blocksMoved, long byPreempting, long preempted) {
+    public record Placement(double holdersPerPage, double fill, double holdersAtReclaim, long pagesAsked, long byTurnover, long byPreempting,
+            long preempted) {
 
         /** Requests preempted per page a preemption emptied; NaN when none was. */
         public double preemptedPerPage() {

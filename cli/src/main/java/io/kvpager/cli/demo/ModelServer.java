@@ -120,24 +120,6 @@ final class ModelServer {
         throw new IllegalArgumentException(TURNOVER_PROPERTY + " must be a percent from 0 to 100, got '" + value + "'");
     }
 
-    /**
-     * {@code off} to answer reclaims by preempting only, without first moving blocks out of the
-     * emptiest pages ({@link BlockMoves}), for measuring what the moves change.
-     */
-    static final String COMPACTION_PROPERTY = "kvpager.demo.compaction";
-
-    /** {@value #COMPACTION_PROPERTY}: {@code on} (the default, when unset) or {@code off}; anything else is refused. */
-    static boolean compaction() {
-        String value = System.getProperty(COMPACTION_PROPERTY);
-        if (value == null || value.isBlank() || value.strip().equals("on")) {
-            return true;
-        }
-        if (value.strip().equals("off")) {
-            return false;
-        }
-        throw new IllegalArgumentException(COMPACTION_PROPERTY + " must be on or off, got '" + value + "'");
-    }
-
     /** {@value #PLACEMENT_PROPERTY}: {@code near} (the default, when unset) or {@code best-fit}; anything else is refused. */
     static boolean growNear() {
         String value = System.getProperty(PLACEMENT_PROPERTY);
@@ -151,7 +133,6 @@ final class ModelServer {
     }
 
     private final int turnoverPercent = turnoverPercent();
-    private final boolean compaction = compaction();
     private final ModelProfile model;
     private final boolean growNear = growNear();
     private final KvCache cache;
@@ -207,10 +188,6 @@ final class ModelServer {
     /** Pages reclaims got back by turnover (finishing requests) before any preemption, and by preempting. */
     private long pagesByTurnover;
     private long pagesByPreempting;
-    /** Pages reclaims got back by moving blocks out of them, the blocks moved, and moves planned but dropped. */
-    private long pagesByMoving;
-    private long blocksMoved;
-    private long movesDropped;
     /** Prompt (and output) tokens prefilled for the first time, prefilled again after a preemption, and request-steps sat out for a refused block. */
     private long prefillFirstTokens;
     private long prefillAgainTokens;
@@ -325,78 +302,16 @@ final class ModelServer {
         if (nowMs < reclaimPreemptAtMs) {
             return Future.succeededFuture();
         }
-        return compact(owedPages).compose(v -> {
-            long heldNow = pagesHeld();
-            pagesByMoving += Math.max(0, held - heldNow);
-            long owedNow = heldNow - reclaimTargetPages;
-            if (owedNow <= 0) {
-                return Future.succeededFuture();
-            }
-            List<Future<Void>> frees = new ArrayList<>();
-            for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, owedNow)) {
-                reclaimBlocksFreed += victim.blockCount();
-                reclaimPreemptions++;
-                victim.reclaimPreemptions++;
-                reclaimPreempted = true;
-                frees.add(preempt(victim, nowMs, nowMs));
-            }
-            pagesByPreempting += Math.max(0, heldNow - pagesHeld());
-            return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
-        });
-    }
-
-    /**
-     * Empties up to {@code pages} pages by moving their blocks into the free blocks of the engine's
-     * other pages ({@link BlockMoves}), no request losing its KV; none while an admission is in
-     * flight (it may take the free blocks planned for). Each destination page's blocks are
-     * allocated near a block of it; blocks the allocator put elsewhere are freed again and that
-     * page's moves dropped. Completes once every move is done or dropped.
-     */
-    private Future<Void> compact(long pages) {
-        if (!compaction || admitting) {
-            return Future.succeededFuture();
+        List<Future<Void>> frees = new ArrayList<>();
+        for (ServedRequest victim : ReclaimVictims.choose(running, blocksPerPage, owedPages)) {
+            reclaimBlocksFreed += victim.blockCount();
+            reclaimPreemptions++;
+            victim.reclaimPreemptions++;
+            reclaimPreempted = true;
+            frees.add(preempt(victim, nowMs, nowMs));
         }
-        BlockMoves.Plan plan = BlockMoves.plan(running, blocksPerPage, pages);
-        List<Future<Void>> moves = new ArrayList<>();
-        plan.byDestination().forEach((page, into) -> moves.add(moveInto(page, plan.heldIn().get(page), into)));
-        return Future.join(moves).<Void>mapEmpty().otherwiseEmpty();
-    }
-
-    private Future<Void> moveInto(int page, int near, List<BlockMoves.Move> moves) {
-        allocs++;
-        return onContext(cache.alloc(moves.size(), near)).transform(ar -> {
-            if (ar.failed()) {
-                countFailure("move alloc", ar.cause());
-                return Future.succeededFuture();
-            }
-            Allocation allocation = ar.result();
-            if (allocation.isMiss()) {
-                movesDropped += moves.size();
-                return Future.succeededFuture();
-            }
-            int[] to = allocation.blocks();
-            blocksHeld += to.length;
-            for (int block : to) {
-                if (block / blocksPerPage != page) {
-                    movesDropped += moves.size();
-                    return free("the blocks allocated for moves into page " + page, to);
-                }
-            }
-            int[] from = moves.stream().mapToInt(BlockMoves.Move::from).toArray();
-            return onContext(kernels.copy(from, to)).transform(copied -> {
-                if (copied.failed()) {
-                    countFailure("block copy", copied.cause());
-                    movesDropped += moves.size();
-                    return free("the blocks allocated for moves into page " + page, to);
-                }
-                for (int i = 0; i < to.length; i++) {
-                    BlockMoves.Move move = moves.get(i);
-                    move.request().moveBlock(move.index(), move.from(), to[i]);
-                }
-                blocksMoved += to.length;
-                return free("the blocks moved out of their pages", from);
-            });
-        });
+        pagesByPreempting += Math.max(0, held - pagesHeld());
+        return Future.join(frees).<Void>mapEmpty().otherwiseEmpty();
     }
 
     /** Once per reclaim, when turnover's time is up or it gave back all asked: the pages it gave back. */
@@ -723,16 +638,12 @@ final class ModelServer {
     }
 
     private Future<Void> free(ServedRequest request, int[] blocks) {
-        return free("request " + request.trace.id(), blocks);
-    }
-
-    private Future<Void> free(String what, int[] blocks) {
         if (blocks.length == 0) {
             return Future.succeededFuture();
         }
         blocksHeld -= blocks.length;
         return onContext(cache.free(Arrays.stream(blocks).boxed().toList())).otherwise(failure -> {
-            countFailure("free of " + what, failure);
+            countFailure("free of request " + request.trace.id(), failure);
             return null;
         });
     }
@@ -911,8 +822,7 @@ final class ModelServer {
     ModelReport.Placement placement() {
         return new ModelReport.Placement(holdersPerPageSamples == 0 ? 0 : holdersPerPageSum / holdersPerPageSamples,
                 holdersPerPageSamples == 0 ? 0 : fillSum / holdersPerPageSamples,
-                reclaims == 0 ? 0 : holdersAtReclaimSum / reclaims, pagesAskedByReclaims, pagesByTurnover, pagesByMoving, blocksMoved, pagesByPreempting,
-                reclaimPreemptions);
+                reclaims == 0 ? 0 : holdersAtReclaimSum / reclaims, pagesAskedByReclaims, pagesByTurnover, pagesByPreempting, reclaimPreemptions);
     }
 
     /** Reclaims the cache asked of this engine. */

@@ -105,18 +105,6 @@ final class ServedRequest {
         return release();
     }
 
-    /**
-     * Block {@code index} of its table is now {@code to}, its KV copied there from {@code from}.
-     *
-     * @throws IllegalStateException when that block is not {@code from}
-     */
-    void moveBlock(int index, int from, int to) {
-        if (index < 0 || index >= blockCount || blocks[index] != from) {
-            throw new IllegalStateException("request " + trace.id() + " holds no block " + from + " at " + index);
-        }
-        blocks[index] = to;
-    }
-
     /** Returns the blocks to free and forgets them. */
     int[] release() {
         int[] held = Arrays.copyOf(blocks, blockCount);

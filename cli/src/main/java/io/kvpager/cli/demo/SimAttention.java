@@ -1,7 +1,6 @@
 package io.kvpager.cli.demo;
 
 import io.vertx.core.Future;
-import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
@@ -72,63 +71,34 @@ final class SimAttention {
         return Math.round(model.weightBytes(weights) / WEIGHT_BYTES_PER_S * 1e9);
     }
 
-    /**
-     * The kernels of one model; its steps, and the copies of the blocks it moves (each block's bytes
-     * read and written at the attention bandwidth), queue on this device behind every model's.
-     */
+    /** The kernels of one model; its steps queue on this device behind every model's. */
     BatchKernels kernels(ModelProfile model, int tp, WeightFormat weights) {
         Model m = new Model(model, tp);
         models.add(m);
         long weightNanos = weightNanos(model, weights);
-        return new BatchKernels() {
-            @Override
-            public Future<Void> launch(int[][] tables, int[] lengths) {
-                long tokens = 0;
-                for (int length : lengths) {
-                    tokens += length;
-                }
-                long nanos = stepNanos(model, tp, tokens, bandwidth) + weightNanos;
-                synchronized (SimAttention.this) {
-                    m.steps++;
-                    m.sequences += lengths.length;
-                    m.nanos += nanos;
-                    m.weightNanos += weightNanos;
-                    m.bytes += tokens * model.bytesPerToken(tp);
-                }
-                return queue(nanos);
+        return (tables, lengths) -> {
+            long tokens = 0;
+            for (int length : lengths) {
+                tokens += length;
             }
-
-            @Override
-            public Future<Void> copy(int[] from, int[] to) {
-                long nanos = copyNanos(model, tp, from.length, bandwidth);
-                synchronized (SimAttention.this) {
-                    m.copiedBlocks += from.length;
-                    m.copyNanos += nanos;
-                }
-                return queue(nanos);
+            long nanos = stepNanos(model, tp, tokens, bandwidth) + weightNanos;
+            long now = System.nanoTime();
+            long done;
+            synchronized (this) {
+                long start = busyUntilNanos == Long.MIN_VALUE ? now : Math.max(now, busyUntilNanos);
+                busyUntilNanos = start + nanos;
+                done = busyUntilNanos;
+                m.steps++;
+                m.sequences += lengths.length;
+                m.nanos += nanos;
+                m.weightNanos += weightNanos;
+                m.bytes += tokens * model.bytesPerToken(tp);
             }
+            long delayMs = Math.max(1, (done - now + 999_999) / 1_000_000);
+            Promise<Void> finished = Promise.promise();
+            vertx.setTimer(delayMs, id -> finished.complete());
+            return finished.future();
         };
-    }
-
-    /** The modelled time of copying {@code blocks} blocks of KV, every layer and rank: read and written once each. */
-    static long copyNanos(ModelProfile model, int tp, int blocks, double bandwidth) {
-        double bytes = 2.0 * blocks * model.blockTokens() * model.bytesPerToken(tp);
-        return blocks == 0 ? 0 : Math.round(bytes / bandwidth * 1e9);
-    }
-
-    /** Work of {@code nanos} on the device, after what is queued ahead of it: completes when it would have finished. */
-    private Future<Void> queue(long nanos) {
-        long now = System.nanoTime();
-        long done;
-        synchronized (this) {
-            long start = busyUntilNanos == Long.MIN_VALUE ? now : Math.max(now, busyUntilNanos);
-            busyUntilNanos = start + nanos;
-            done = busyUntilNanos;
-        }
-        long delayMs = Math.max(1, (done - now + 999_999) / 1_000_000);
-        Promise<Void> finished = Promise.promise();
-        vertx.setTimer(delayMs, id -> finished.complete());
-        return finished.future();
     }
 
     /** One line per model, with a header, as {@link DemoAttention#summary()} prints them. */
@@ -140,9 +110,7 @@ final class SimAttention {
             lines.add("  " + (m.steps == 0 ? String.format(Locale.ROOT, "%-5s no decode step ran attention", m.model.name())
                     : String.format(Locale.ROOT, "%-5s %6d steps  %6.1f sequences/step  %8.3f ms/step (weights %.3f)  %7.1f MiB KV/step",
                             m.model.name(), m.steps, (double) m.sequences / m.steps, m.nanos / 1e6 / m.steps,
-                            m.weightNanos / 1e6 / m.steps, m.bytes / (double) m.steps / (1 << 20))
-                            + (m.copiedBlocks == 0 ? "" : String.format(Locale.ROOT, "; %d blocks moved in %.3f ms", m.copiedBlocks,
-                                    m.copyNanos / 1e6))));
+                            m.weightNanos / 1e6 / m.steps, m.bytes / (double) m.steps / (1 << 20))));
         }
         return lines;
     }
@@ -155,8 +123,6 @@ final class SimAttention {
         long nanos;
         long weightNanos;
         long bytes;
-        long copiedBlocks;
-        long copyNanos;
 
         Model(ModelProfile model, int tp) {
             this.model = model;
