@@ -139,9 +139,10 @@ final class DemoCommand implements Callable<Integer> {
     double load;
 
     @Option(names = "--attention-bandwidth", paramLabel = "TB/S", defaultValue = DemoSettings.DEFAULT_ATTENTION_TBPS,
-            description = "How fast the GPU's decode attention reads KV, in TB/s: the trace's rate is scaled to it, and the simulated "
-                    + "device's attention runs at it; above 0, at most 100 (default: ${DEFAULT-VALUE}, the H200's as measured; "
-                    + "an H100's read 1.7 to 2.8, docs/sharing.md).")
+            description = "How fast the GPU's decode attention reads KV, in TB/s, with 20 us a kernel launch: the trace's rate is "
+                    + "scaled to it, and the simulated device's attention runs at it; above 0, at most 100 (default: ${DEFAULT-VALUE}, "
+                    + "fitted to the H200's steps; an H100's fit 3.4 to 3.9). On --device cuda the run prints the figure its steps fit "
+                    + "(docs/sharing.md).")
     double attentionTbps;
 
     @Option(names = "--slo-ttft", paramLabel = "TIME", defaultValue = ServiceTargets.DEFAULT_TTFT, converter = DurationConverter.class,

@@ -15,7 +15,7 @@ import java.util.Comparator;
  *       Resumed then, it is back on the target's pace with about one token's target in hand (less
  *       a step): a due date that counted every decoded token and no prefill let a request wait
  *       until it had no slack left, and it missed the target by the prefill and the steps after
- *       (docs/sharing.md, "The admission order").
+ *       (docs/sharing-rounds.md, "The admission order").
  *   <li>Equal dues go by arrival.
  * </ul>
  *

@@ -195,10 +195,9 @@ final class DemoAttention implements AutoCloseable {
         return lines;
     }
 
-    /** The fastest KV read of any model's attention over the run, bytes per second; NaN when none ran a step. */
-    double fastestKvRead() {
-        return onThread(() -> models.stream().mapToDouble(ModelAttention::kvBytesPerSecond).filter(b -> !Double.isNaN(b))
-                .max().orElse(Double.NaN));
+    /** Every model's attention steps over the run, against the step model the trace was sized by. */
+    StepFit stepFit() {
+        return onThread(() -> StepFit.sum(models.stream().map(ModelAttention::fit).toList()));
     }
 
     @Override

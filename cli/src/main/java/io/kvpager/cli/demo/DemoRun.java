@@ -470,40 +470,31 @@ public final class DemoRun implements AutoCloseable {
 
     /** What decode attention did on the GPU, one line per model; empty without {@code --device cuda}. */
     public List<String> attentionSummary() {
-        return attention != null ? attention.summary() : simAttention != null ? simAttention.summary() : List.of();
+        if (attention == null) {
+            return simAttention != null ? simAttention.summary() : List.of();
+        }
+        List<String> lines = new ArrayList<>(attention.summary());
+        try {
+            attention.stepFit().summary(settings.attentionBandwidth()).ifPresent(fit -> lines.add("  " + fit));
+        } catch (RuntimeException e) {
+            // the attention thread failed: the summary says so
+        }
+        return lines;
     }
 
     /**
-     * On {@code --device cuda}, a warning when the GPU's attention read KV much slower or faster than
-     * the bandwidth the trace was sized at ({@code --attention-bandwidth}); empty otherwise.
+     * On {@code --device cuda}, a warning when the GPU's attention steps took much less or much more
+     * time than the step model the trace was sized by gives them ({@link StepFit#warning}); empty otherwise.
      */
     public Optional<String> bandwidthWarning() {
         if (attention == null) {
             return Optional.empty();
         }
         try {
-            return bandwidthWarning(settings.attentionBandwidth(), attention.fastestKvRead());
+            return attention.stepFit().warning(settings.attentionBandwidth());
         } catch (RuntimeException e) {
             return Optional.empty(); // the attention thread failed: the summary above says so
         }
-    }
-
-    /**
-     * A warning when {@code fastest}, the fastest model's KV read (bytes per second; NaN when no
-     * attention ran), lies outside 0.8x to 1.25x of {@code sizedAt}, the bandwidth the trace was
-     * sized at. The fastest model is the one its launches slow least: the 70b's many small launches
-     * read slower on every GPU measured.
-     */
-    static Optional<String> bandwidthWarning(double sizedAt, double fastest) {
-        if (Double.isNaN(fastest) || fastest >= 0.8 * sizedAt && fastest <= 1.25 * sizedAt) {
-            return Optional.empty();
-        }
-        double suggested = Math.floor(fastest / 1e11) / 10;
-        return Optional.of(String.format(Locale.ROOT,
-                "the GPU's attention read KV at %.2f TB/s at best, %s the %.1f TB/s the trace was sized at (--attention-bandwidth): "
-                        + "the trace offered %s this GPU serves in time; run it with --attention-bandwidth %.1f",
-                fastest / 1e12, fastest < sizedAt ? "below" : "above", sizedAt / 1e12,
-                fastest < sizedAt ? "more than" : "less than", Math.max(0.1, suggested)));
     }
 
     @Override

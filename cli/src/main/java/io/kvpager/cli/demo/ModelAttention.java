@@ -86,9 +86,9 @@ final class ModelAttention implements AutoCloseable {
         bytes += batch.kvBytes(shape) * geometry.layers() * ranks.size();
     }
 
-    /** The bytes of KV per second its attention read over the run, on the GPU's clock; NaN before its first step. */
-    double kvBytesPerSecond() {
-        return steps == 0 ? Double.NaN : bytes / (gpuMillis * 1e-3);
+    /** Its attention steps so far, against the step model the trace was sized by. */
+    StepFit fit() {
+        return StepFit.of(steps, bytes, geometry.layers() * ranks.size(), gpuMillis * 1e6);
     }
 
     /** One line: steps, sequences per step, GPU time per step, KV bandwidth; then the weights' reads. */
