@@ -141,7 +141,7 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--attention-bandwidth", paramLabel = "TB/S", defaultValue = DemoSettings.DEFAULT_ATTENTION_TBPS,
             description = "How fast the GPU's decode attention reads KV, in TB/s, with 20 us a kernel launch: the trace's rate is "
                     + "scaled to it, and the simulated device's attention runs at it; above 0, at most 100 (default: ${DEFAULT-VALUE}, "
-                    + "fitted to the H200's steps; an H100's fit 3.4 to 3.9). On --device cuda the run prints the figure its steps fit "
+                    + "from the H200's steps; two H100s' fit 3.0 to 3.9). On --device cuda the run prints the figure its steps fit "
                     + "(docs/sharing.md).")
     double attentionTbps;
 

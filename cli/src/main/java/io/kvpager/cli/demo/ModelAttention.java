@@ -88,7 +88,7 @@ final class ModelAttention implements AutoCloseable {
 
     /** Its attention steps so far, against the step model the trace was sized by. */
     StepFit fit() {
-        return StepFit.of(steps, bytes, geometry.layers() * ranks.size(), gpuMillis * 1e6);
+        return StepFit.of(model, ranks.size(), steps, bytes, gpuMillis * 1e6);
     }
 
     /** One line: steps, sequences per step, GPU time per step, KV bandwidth; then the weights' reads. */

@@ -23,9 +23,12 @@ import java.util.Optional;
  */
 record StepFit(long steps, double bytes, double launchNanos, double gpuNanos) {
 
-    /** One model's steps: {@code steps} of them read {@code bytes} in {@code gpuNanos}, {@code launches} kernels each. */
-    static StepFit of(long steps, double bytes, int launches, double gpuNanos) {
-        return new StepFit(steps, bytes, (double) steps * launches * SimAttention.LAUNCH_MICROS * 1e3, gpuNanos);
+    /**
+     * One model's steps: {@code steps} of them read {@code bytes} in {@code gpuNanos}, each launching
+     * what the model charges {@code model} on {@code tp} ranks ({@link SimAttention#launchNanos}).
+     */
+    static StepFit of(ModelProfile model, int tp, long steps, double bytes, double gpuNanos) {
+        return new StepFit(steps, bytes, steps * SimAttention.launchNanos(model, tp), gpuNanos);
     }
 
     /** Every model's steps together. */

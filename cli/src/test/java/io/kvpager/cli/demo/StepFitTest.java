@@ -17,8 +17,10 @@ class StepFitTest {
      * on the GPU" lines), each reading 2.33 to 2.52 TB/s on its own clock but the 70b 1.73.
      */
     private static StepFit h100() {
-        return StepFit.sum(List.of(StepFit.of(1500, 1500 * 9022.8 * MIB, 64, 1500 * 3.749e6),
-                StepFit.of(1500, 1500 * 9449.8 * MIB, 80, 1500 * 4.246e6), StepFit.of(1500, 1500 * 8933.9 * MIB, 160, 1500 * 5.426e6)));
+        return StepFit.sum(List.of(
+                StepFit.of(ModelProfile.SEVEN_B, 2, 1500, 1500 * 9022.8 * MIB, 1500 * 3.749e6),
+                StepFit.of(ModelProfile.THIRTEEN_B, 2, 1500, 1500 * 9449.8 * MIB, 1500 * 4.246e6),
+                StepFit.of(ModelProfile.SEVENTY_B, 2, 1500, 1500 * 8933.9 * MIB, 1500 * 5.426e6)));
     }
 
     @Test
@@ -41,14 +43,14 @@ class StepFitTest {
 
     @Test
     void aSlowerGpuIsToldTheTraceOfferedMore() {
-        StepFit slow = StepFit.of(100, 100 * 9e9, 64, 100 * 9e6);
+        StepFit slow = StepFit.of(ModelProfile.SEVEN_B, 2, 100, 100 * 9e9, 100 * 9e6);
         assertThat(slow.warning(4.3e12)).hasValueSatisfying(w -> assertThat(w).contains("offered more than this GPU serves")
                 .endsWith("these steps fit --attention-bandwidth 1.2"));
     }
 
     @Test
     void stepsNoLongerThanTheLaunchesFitNoBandwidth() {
-        StepFit quick = StepFit.of(10, 10 * 1e6, 160, 10 * 2e6);
+        StepFit quick = StepFit.of(ModelProfile.SEVENTY_B, 2, 10, 10 * 1e6, 10 * 2e6);
         assertThat(quick.fittedBandwidth()).isInfinite();
         assertThat(quick.warning(4.3e12)).hasValueSatisfying(w -> assertThat(w).contains("no bandwidth fits"));
     }
