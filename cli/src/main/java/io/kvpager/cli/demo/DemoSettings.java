@@ -133,9 +133,12 @@ public record DemoSettings(List<ModelProfile> models, int tp, long seed, Duratio
         long weightPercent = (long) Math.ceil(weightBytes * 100.0 / totalBytes);
         long left = memoryPercent - weightPercent;
         if (left < 1) {
+            // name only what can help: a smaller format than this one, and a larger share while one is left below 100 %
+            String formats = weights == WeightFormat.BF16 ? "--weights fp8 or none" : "--weights none";
+            String share = weightPercent < 99 ? " or a larger --gpu-memory-percent" : "";
             throw new IllegalArgumentException("the weights of " + models.stream().map(ModelProfile::name).toList() + " as " + weights.flag()
                     + " take " + weightPercent + " % of the GPU's " + totalBytes + " bytes, leaving nothing of the " + memoryPercent
-                    + " % the models may take for their KV: use --weights fp8 or none, fewer --models or a larger --gpu-memory-percent");
+                    + " % the models may take for their KV: use " + formats + ", fewer --models" + share);
         }
         return (int) left;
     }

@@ -180,9 +180,16 @@ class DemoTest {
     void weightsThatLeaveTheCachesNothingAreRefusedBeforeAnythingRuns() {
         Run run = demo("--duration", "2s", "--models", "7b,70b", "--capacity", "8GiB", "--out", dir.resolve("none.png").toString());
         assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err()).contains("the weights of [7b, 70b] as fp8 take")
-                .contains("use --weights fp8 or none, fewer --models or a larger --gpu-memory-percent");
+        // 77.3 GB of 8.6 GB: only leaving weights or models out helps
+        assertThat(run.err()).contains("the weights of [7b, 70b] as fp8 take 900 % of the GPU's")
+                .contains("use --weights none, fewer --models (see").doesNotContain("larger --gpu-memory-percent");
         assertThat(dir.resolve("none.png")).doesNotExist();
+        // as bf16, 79 % of the GPU: a larger share would help too
+        Run bf16 = demo("--duration", "2s", "--models", "7b", "--tp", "1", "--capacity", "16GiB", "--weights", "bf16",
+                "--gpu-memory-percent", "79", "--out", dir.resolve("bf16.png").toString());
+        assertThat(bf16.exitCode()).isEqualTo(2);
+        assertThat(bf16.err()).contains("as bf16 take 79 %")
+                .contains("use --weights fp8 or none, fewer --models or a larger --gpu-memory-percent");
     }
 
     @Test
