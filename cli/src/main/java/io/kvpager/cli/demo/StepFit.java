@@ -70,13 +70,15 @@ record StepFit(long steps, double bytes, double launchNanos, double gpuNanos) {
 
     /**
      * A warning when the GPU took less than 0.8x or more than 1.25x the time the model gives its
-     * steps at {@code sizedAt}, the bandwidth the trace was sized at; empty otherwise, and without a step.
+     * steps at {@code sizedAt}, the bandwidth the trace was sized at (to two decimals); empty
+     * otherwise, and without a step.
      */
     Optional<String> warning(double sizedAt) {
         if (steps == 0) {
             return Optional.empty();
         }
-        double ratio = gpuNanos / modelledNanos(sizedAt);
+        // decided on the ratio as printed, so that a warning never shows 1.25x or 0.80x
+        double ratio = Math.round(gpuNanos / modelledNanos(sizedAt) * 100) / 100.0;
         if (ratio >= 0.8 && ratio <= 1.25) {
             return Optional.empty();
         }
@@ -90,7 +92,7 @@ record StepFit(long steps, double bytes, double launchNanos, double gpuNanos) {
     private String fitText() {
         double fit = fittedBandwidth();
         if (Double.isInfinite(fit)) {
-            return "it took no longer than the modelled launches alone, so no bandwidth fits: the trace's model is slower than this GPU at any";
+            return "no bandwidth fits: the GPU took no longer than the model's launches alone";
         }
         double suggested = Math.min(DemoSettings.MAX_ATTENTION_TBPS, Math.max(0.1, Math.round(fit / 1e11) / 10.0));
         return String.format(Locale.ROOT, "these steps fit --attention-bandwidth %.1f", suggested);
