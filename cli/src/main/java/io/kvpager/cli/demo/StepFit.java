@@ -64,8 +64,7 @@ record StepFit(long steps, double bytes, double launchNanos, double gpuNanos) {
         }
         return Optional.of(String.format(Locale.ROOT,
                 "the trace's step model (KV at %.1f TB/s, %.0f us a launch) gives these steps %.2f s of attention, the GPU took %.2f s (%.2fx); %s",
-                sizedAt / 1e12, SimAttention.LAUNCH_MICROS, modelledNanos(sizedAt) / 1e9, gpuNanos / 1e9, gpuNanos / modelledNanos(sizedAt),
-                fitText()));
+                sizedAt / 1e12, SimAttention.LAUNCH_MICROS, modelledNanos(sizedAt) / 1e9, gpuNanos / 1e9, ratio(sizedAt), fitText()));
     }
 
     /**
@@ -77,8 +76,7 @@ record StepFit(long steps, double bytes, double launchNanos, double gpuNanos) {
         if (steps == 0) {
             return Optional.empty();
         }
-        // decided on the ratio as printed, so that a warning never shows 1.25x or 0.80x
-        double ratio = Math.round(gpuNanos / modelledNanos(sizedAt) * 100) / 100.0;
+        double ratio = ratio(sizedAt);
         if (ratio >= 0.8 && ratio <= 1.25) {
             return Optional.empty();
         }
@@ -87,6 +85,14 @@ record StepFit(long steps, double bytes, double launchNanos, double gpuNanos) {
                 "the GPU's attention took %.2fx the time the trace was sized for (--attention-bandwidth %.1f and %.0f us a launch): "
                         + "the trace offered %s this GPU serves in time; %s",
                 ratio, sizedAt / 1e12, SimAttention.LAUNCH_MICROS, slower ? "more than" : "less than", fitText()));
+    }
+
+    /**
+     * The GPU's time over the model's at {@code sizedAt}, to two decimals as both lines print it: the
+     * warning is decided on the printed ratio, so that it never shows 1.25x or 0.80x.
+     */
+    private double ratio(double sizedAt) {
+        return Math.round(gpuNanos / modelledNanos(sizedAt) * 100) / 100.0;
     }
 
     private String fitText() {
