@@ -82,6 +82,7 @@ public final class ComparisonTable {
         out.append(table.render());
         out.append('\n').append(placement(reports));
         out.append('\n').append(account(reports));
+        out.append('\n').append(WorstWaits.render(reports));
         Optional<DemoReport> arbitrated = find(reports, SharingPolicy.ARBITRATED);
         if (arbitrated.isPresent()) {
             for (SharingPolicy peer : List.of(SharingPolicy.STATIC, SharingPolicy.FIRST_COME)) {

@@ -427,7 +427,7 @@ public final class DemoRun implements AutoCloseable {
                 server.preemptions(), server.recomputedTokens(), latency.percentileMicros(50), latency.percentileMicros(99), stats.pool().maps(),
                 stats.pool().unmaps(), timeline.peak(), timeline.mean(), server.failures(), service, reclaims,
                 server.placement(), new ModelReport.Work(server.prefillFirstTokens(), server.prefillAgainTokens(), server.satOutRequestSteps(),
-                        account.refusedSeconds()[m], account.heldSeconds()[m]));
+                        account.refusedSeconds()[m], account.heldSeconds()[m]), server.requests());
     }
 
     private static double millis(LatencyRecorder recorder, double percentile) {

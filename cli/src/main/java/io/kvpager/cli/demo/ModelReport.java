@@ -1,5 +1,6 @@
 package io.kvpager.cli.demo;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -26,14 +27,16 @@ import java.util.Map;
  * @param reclaims what the cache asked this model's engine to give back and what it waited for
  * @param placement how the engine's requests lay in pages, and how reclaims were answered
  * @param work what the engine's steps did: prefill, prefill again after preemptions, steps sat out
+ * @param requests every request that arrived, with when it got its first token, in arrival order
  */
 public record ModelReport(ModelProfile model, long arrived, long served, long unfinished, long tokens, long allocs, Map<DemoMiss, Long> misses,
         long preemptions, long recomputedTokens, double p50Micros, double p99Micros, long maps, long unmaps, long peakBytes, long meanBytes,
-        Map<String, Long> failures, Service service, Reclaims reclaims, Placement placement, Work work) {
+        Map<String, Long> failures, Service service, Reclaims reclaims, Placement placement, Work work, List<Request> requests) {
 
     public ModelReport {
         misses = Map.copyOf(misses);
         failures = Map.copyOf(failures);
+        requests = List.copyOf(requests);
     }
 
     public long totalMisses() {
@@ -103,5 +106,26 @@ public record ModelReport(ModelProfile model, long arrived, long served, long un
      * @param heldSeconds time (sampled) ready requests were held out of admission by the engine's rules
      */
     public record Work(long prefillFirstTokens, long prefillAgainTokens, long satOutRequestSteps, double refusedSeconds, double heldSeconds) {
+    }
+
+    /**
+     * One request of the trace as this run served it.
+     *
+     * @param id its id in the trace (the same request under every policy of a comparison)
+     * @param arrivalMs when it arrived, ms from the start of the run
+     * @param firstTokenMs when its first output token was decoded, ms from the start; -1 if it never was
+     * @param promptTokens its prompt
+     */
+    public record Request(int id, long arrivalMs, long firstTokenMs, int promptTokens) {
+
+        /** Arrival to first token, ms; -1 without a first token. */
+        public long ttftMs() {
+            return firstTokenMs < 0 ? -1 : firstTokenMs - arrivalMs;
+        }
+
+        /** Whether it had arrived and had no first token yet at {@code ms}. */
+        boolean waitingAt(long ms) {
+            return arrivalMs <= ms && (firstTokenMs < 0 || firstTokenMs > ms);
+        }
     }
 }

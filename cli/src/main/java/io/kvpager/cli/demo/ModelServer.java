@@ -725,6 +725,13 @@ final class ModelServer {
         return satOutRequestSteps;
     }
 
+    /** Every request that arrived, in arrival order, with when it got its first token. */
+    List<ModelReport.Request> requests() {
+        return seen.stream()
+                .map(r -> new ModelReport.Request(r.trace.id(), r.trace.arrivalMs(), r.firstTokenMs, r.trace.promptTokens()))
+                .toList();
+    }
+
     /**
      * One line per request that arrived, for finding where latency comes from: id, arrival, first
      * admission, first token and finish (ms from the start, -1 when it never happened), prompt and

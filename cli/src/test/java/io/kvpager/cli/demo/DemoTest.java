@@ -9,8 +9,11 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import io.vertx.core.Promise;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -94,6 +97,21 @@ class DemoTest {
                 .contains("chart: " + chart.toAbsolutePath());
         assertThat(out.indexOf("comparison:")).isGreaterThan(out.lastIndexOf("invariants held"));
         assertThat(chart).isNotEmptyFile();
+        // each policy's worst-wait row is the request its TTFT p99 is: its own column holds that p99
+        String worst = out.substring(out.indexOf("worst waits: "), out.indexOf("arbitrated / static ("));
+        List<String> policies = List.of("static", "first-come", "arbitrated");
+        for (String model : new String[] {"7b", "70b"}) {
+            for (String policy : policies) {
+                Matcher p99 = Pattern.compile("\\n" + policy + "\\s+" + model + "\\s+\\d+/\\d+\\s+\\d+\\s+\\S+\\s+\\S+\\s+(\\d+)\\.0\\s").matcher(out);
+                if (!p99.find()) {
+                    continue; // no request of this model got a first token under this policy: no p99, no row
+                }
+                Matcher row = Pattern.compile("\\n" + model + "\\s+" + policy + "\\s+#\\d+\\s+[\\d.]+\\s+[\\d,]+((\\s+(\\d+|none|-)){3})(\\s+\\d+){2}\\n")
+                        .matcher(worst);
+                assertThat(row.find()).as("%s %s in%n%s", model, policy, worst).isTrue();
+                assertThat(row.group(1).strip().split("\\s+")[policies.indexOf(policy)]).isEqualTo(p99.group(1));
+            }
+        }
     }
 
     /** --out FILE.svg: the chart written as text, which needs no fonts. */
