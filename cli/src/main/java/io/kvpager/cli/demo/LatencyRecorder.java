@@ -36,7 +36,11 @@ final class LatencyRecorder {
         }
         long[] sorted = Arrays.copyOf(nanos, count);
         Arrays.sort(sorted);
-        int rank = (int) Math.ceil(p / 100 * count);
-        return sorted[Math.max(0, rank - 1)] / 1_000.0;
+        return sorted[nearestRank(p, count)] / 1_000.0;
+    }
+
+    /** The index, in {@code count} values sorted ascending, of their nearest-rank {@code p}th percentile ({@code count} at least 1). */
+    static int nearestRank(double p, int count) {
+        return Math.max(0, (int) Math.ceil(p / 100 * count) - 1);
     }
 }

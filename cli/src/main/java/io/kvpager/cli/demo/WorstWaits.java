@@ -99,7 +99,6 @@ final class WorstWaits {
         }
         served.sort(Comparator.comparingLong(ModelReport.Request::ttftMs).thenComparingLong(ModelReport.Request::arrivalMs)
                 .thenComparingInt(ModelReport.Request::id));
-        int rank = (int) Math.ceil(0.99 * served.size());
-        return served.get(Math.max(0, rank - 1));
+        return served.get(LatencyRecorder.nearestRank(99, served.size()));
     }
 }
